@@ -1,0 +1,162 @@
+//! The unified taxonomy of flakiness causes shared by the datasets, the models and the reports.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A root cause of flakiness, as named in `../shared/data/README.md` (after Luo et al.'s taxonomy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    AsyncWait,
+    Concurrency,
+    OrderDependency,
+    Network,
+    Time,
+    Randomness,
+    Io,
+    UnorderedCollection,
+    ResourceLeak,
+    FloatingPoint,
+    Platform,
+    Timeout,
+}
+
+impl Category {
+    pub const ALL: [Category; 12] = [
+        Category::AsyncWait,
+        Category::Concurrency,
+        Category::OrderDependency,
+        Category::Network,
+        Category::Time,
+        Category::Randomness,
+        Category::Io,
+        Category::UnorderedCollection,
+        Category::ResourceLeak,
+        Category::FloatingPoint,
+        Category::Platform,
+        Category::Timeout,
+    ];
+
+    /// The kebab-case name used in the canonical CSV and in every output format.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::AsyncWait => "async-wait",
+            Category::Concurrency => "concurrency",
+            Category::OrderDependency => "order-dependency",
+            Category::Network => "network",
+            Category::Time => "time",
+            Category::Randomness => "randomness",
+            Category::Io => "io",
+            Category::UnorderedCollection => "unordered-collection",
+            Category::ResourceLeak => "resource-leak",
+            Category::FloatingPoint => "floating-point",
+            Category::Platform => "platform",
+            Category::Timeout => "timeout",
+        }
+    }
+
+    /// Parses a category name; accepts the kebab-case names and a few common spellings
+    /// (`async wait`, `test order dependency`, `unordered collections`, `too restrictive range`).
+    pub fn from_name(name: &str) -> Option<Category> {
+        let normalised: String = name
+            .trim()
+            .to_ascii_lowercase()
+            .chars()
+            .map(|c| if c == '_' || c == ' ' { '-' } else { c })
+            .collect();
+        let category = match normalised.as_str() {
+            "async-wait" | "asyncwait" | "async" | "wait" => Category::AsyncWait,
+            "concurrency" => Category::Concurrency,
+            "order-dependency" | "test-order-dependency" | "order-dependent" | "od" => Category::OrderDependency,
+            "network" => Category::Network,
+            "time" => Category::Time,
+            "randomness" | "random" => Category::Randomness,
+            "io" => Category::Io,
+            "unordered-collection" | "unordered-collections" => Category::UnorderedCollection,
+            "resource-leak" => Category::ResourceLeak,
+            "floating-point" | "floating-point-operations" | "too-restrictive-range" => Category::FloatingPoint,
+            "platform" | "platform-dependency" => Category::Platform,
+            "timeout" | "test-case-timeout" => Category::Timeout,
+            _ => return None,
+        };
+        Some(category)
+    }
+
+    /// Parses a `;`-separated list of categories, ignoring empty and unknown parts.
+    pub fn parse_list(list: &str) -> Vec<Category> {
+        let mut categories: Vec<Category> = list.split(';').filter_map(Category::from_name).collect();
+        categories.sort();
+        categories.dedup();
+        categories
+    }
+
+    /// An honest hint at a fix, phrased as a suggestion. Never suggests disabling the test:
+    /// that throws its coverage away (design notes, "presenting predictions").
+    pub fn fix_hint(self) -> &'static str {
+        match self {
+            Category::AsyncWait => {
+                "Consider waiting on a condition (Awaitility `until`, `waitFor`, polling with a deadline) instead of a fixed sleep; sleeping longer only hides the race."
+            }
+            Category::Concurrency => {
+                "No automatic fix: look for unsynchronised shared state or unjoined threads, and confirm by rerunning the test under CPU load."
+            }
+            Category::OrderDependency => {
+                "Consider resetting static or global state in teardown, or re-initialising it at the start of the test; to confirm, run the test twice in one process."
+            }
+            Category::Network => {
+                "Consider a local server or a mock instead of a remote host, or turn a network exception into a skip; checking that the network is up first is not a fix."
+            }
+            Category::Time => "Consider injecting a clock, and avoid `now()` near day, month or time-zone boundaries.",
+            Category::Randomness => "Consider seeding the random generator so each run sees the same values.",
+            Category::Io => "Consider a fresh temporary directory per test and cleaning up files the test creates.",
+            Category::UnorderedCollection => {
+                "Consider comparing as sets, or sorting before comparing; hash iteration order is not guaranteed."
+            }
+            Category::ResourceLeak => "Consider closing sockets, servers and pools in teardown or with try-with-resources.",
+            Category::FloatingPoint => "Consider comparing with a tolerance, and bounds wide enough for the variation you expect.",
+            Category::Platform => {
+                "Consider stating the condition the test needs (`@EnabledOnOs`, `pytest.mark.skipif(sys.platform ...)`, `#[cfg(...)]`) and using portable paths."
+            }
+            Category::Timeout => "Consider a timeout with headroom for slow CI machines, or waiting on progress rather than wall-clock time.",
+        }
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_parses_back() {
+        for category in Category::ALL {
+            assert_eq!(Category::from_name(category.name()), Some(category));
+        }
+    }
+
+    #[test]
+    fn parses_lists_and_dataset_spellings() {
+        assert_eq!(
+            Category::parse_list("time;async-wait;;bogus;time"),
+            vec![Category::AsyncWait, Category::Time]
+        );
+        assert_eq!(Category::from_name("test order dependency"), Some(Category::OrderDependency));
+        assert_eq!(Category::from_name("Too restrictive range"), Some(Category::FloatingPoint));
+    }
+
+    #[test]
+    fn no_hint_suggests_disabling_the_test() {
+        for category in Category::ALL {
+            let hint = category.fix_hint().to_lowercase();
+            for word in ["@disabled", "@ignore", "#[ignore]", "disable the test"] {
+                assert!(!hint.contains(word), "{category}: {hint}");
+            }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! flakesense predicts, from the source code alone, whether a test is likely to be flaky and why.
+//!
+//! The pipeline, one module per stage:
+//!
+//! - [`extract`]: tree-sitter finds the test methods of a Java, Python or Rust file.
+//! - [`embed`]: a test's code becomes a bag of tokens, projected by a sparse random projection.
+//! - [`index`]: the labelled tests, persisted in a versioned file, searched for nearest neighbours.
+//! - [`predict`]: FLAST's distance-weighted vote of the k nearest neighbours, the likely category
+//!   and the evidence behind the verdict.
+//!
+//! Around it: [`dataset`] reads the canonical labelled CSV, [`eval`] measures accuracy with the
+//! paper's protocols, and [`cli`] is the command line.
+//! Nothing in the pipeline performs IO on its own or fails on broken code.
+
+pub mod category;
+pub mod extract;
+pub mod language;
