@@ -68,14 +68,18 @@ impl Category {
         let category = match normalised.as_str() {
             "async-wait" | "asyncwait" | "async" | "wait" => Category::AsyncWait,
             "concurrency" => Category::Concurrency,
-            "order-dependency" | "test-order-dependency" | "order-dependent" | "od" => Category::OrderDependency,
+            "order-dependency" | "test-order-dependency" | "order-dependent" | "od" => {
+                Category::OrderDependency
+            }
             "network" => Category::Network,
             "time" => Category::Time,
             "randomness" | "random" => Category::Randomness,
             "io" => Category::Io,
             "unordered-collection" | "unordered-collections" => Category::UnorderedCollection,
             "resource-leak" => Category::ResourceLeak,
-            "floating-point" | "floating-point-operations" | "too-restrictive-range" => Category::FloatingPoint,
+            "floating-point" | "floating-point-operations" | "too-restrictive-range" => {
+                Category::FloatingPoint
+            }
             "platform" | "platform-dependency" => Category::Platform,
             "timeout" | "test-case-timeout" => Category::Timeout,
             _ => return None,
@@ -85,7 +89,8 @@ impl Category {
 
     /// Parses a `;`-separated list of categories, ignoring empty and unknown parts.
     pub fn parse_list(list: &str) -> Vec<Category> {
-        let mut categories: Vec<Category> = list.split(';').filter_map(Category::from_name).collect();
+        let mut categories: Vec<Category> =
+            list.split(';').filter_map(Category::from_name).collect();
         categories.sort();
         categories.dedup();
         categories
@@ -107,18 +112,30 @@ impl Category {
             Category::Network => {
                 "Consider a local server or a mock instead of a remote host, or turn a network exception into a skip; checking that the network is up first is not a fix."
             }
-            Category::Time => "Consider injecting a clock, and avoid `now()` near day, month or time-zone boundaries.",
-            Category::Randomness => "Consider seeding the random generator so each run sees the same values.",
-            Category::Io => "Consider a fresh temporary directory per test and cleaning up files the test creates.",
+            Category::Time => {
+                "Consider injecting a clock, and avoid `now()` near day, month or time-zone boundaries."
+            }
+            Category::Randomness => {
+                "Consider seeding the random generator so each run sees the same values."
+            }
+            Category::Io => {
+                "Consider a fresh temporary directory per test and cleaning up files the test creates."
+            }
             Category::UnorderedCollection => {
                 "Consider comparing as sets, or sorting before comparing; hash iteration order is not guaranteed."
             }
-            Category::ResourceLeak => "Consider closing sockets, servers and pools in teardown or with try-with-resources.",
-            Category::FloatingPoint => "Consider comparing with a tolerance, and bounds wide enough for the variation you expect.",
+            Category::ResourceLeak => {
+                "Consider closing sockets, servers and pools in teardown or with try-with-resources."
+            }
+            Category::FloatingPoint => {
+                "Consider comparing with a tolerance, and bounds wide enough for the variation you expect."
+            }
             Category::Platform => {
                 "Consider stating the condition the test needs (`@EnabledOnOs`, `pytest.mark.skipif(sys.platform ...)`, `#[cfg(...)]`) and using portable paths."
             }
-            Category::Timeout => "Consider a timeout with headroom for slow CI machines, or waiting on progress rather than wall-clock time.",
+            Category::Timeout => {
+                "Consider a timeout with headroom for slow CI machines, or waiting on progress rather than wall-clock time."
+            }
         }
     }
 }
@@ -146,8 +163,14 @@ mod tests {
             Category::parse_list("time;async-wait;;bogus;time"),
             vec![Category::AsyncWait, Category::Time]
         );
-        assert_eq!(Category::from_name("test order dependency"), Some(Category::OrderDependency));
-        assert_eq!(Category::from_name("Too restrictive range"), Some(Category::FloatingPoint));
+        assert_eq!(
+            Category::from_name("test order dependency"),
+            Some(Category::OrderDependency)
+        );
+        assert_eq!(
+            Category::from_name("Too restrictive range"),
+            Some(Category::FloatingPoint)
+        );
     }
 
     #[test]

@@ -79,9 +79,18 @@ mod tests {
 
     #[test]
     fn recognises_files_by_extension() {
-        assert_eq!(Language::from_path(Path::new("a/FooTest.java")), Some(Language::Java));
-        assert_eq!(Language::from_path(Path::new("tests/test_x.py")), Some(Language::Python));
-        assert_eq!(Language::from_path(Path::new("src/lib.rs")), Some(Language::Rust));
+        assert_eq!(
+            Language::from_path(Path::new("a/FooTest.java")),
+            Some(Language::Java)
+        );
+        assert_eq!(
+            Language::from_path(Path::new("tests/test_x.py")),
+            Some(Language::Python)
+        );
+        assert_eq!(
+            Language::from_path(Path::new("src/lib.rs")),
+            Some(Language::Rust)
+        );
         assert_eq!(Language::from_path(Path::new("stubs/x.pyi")), None);
         assert_eq!(Language::from_path(Path::new("README.md")), None);
         assert_eq!(Language::from_path(Path::new("Makefile")), None);

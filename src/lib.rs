@@ -13,5 +13,9 @@
 //! Nothing in the pipeline performs IO on its own or fails on broken code.
 
 pub mod category;
+pub mod dataset;
+pub mod embed;
 pub mod extract;
+pub mod index;
 pub mod language;
+pub mod predict;

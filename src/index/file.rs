@@ -1,0 +1,302 @@
+//! The index file format: a fixed header guarding a bincode payload, written atomically.
+//!
+//! Layout (all integers little-endian):
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 8 | magic `FLKSNSIX` |
+//! | 4 | format version (u32) |
+//! | 4 | flags (u32, reserved, 0) |
+//! | 8 | payload length (u64) |
+//! | 4 | CRC-32 of the payload (u32) |
+//! | n | payload: bincode 2, standard configuration, serde encoding |
+//!
+//! bincode decodes a length prefix by allocating it, so a corrupt prefix could ask for gigabytes.
+//! The checksum rejects damaged files before decoding, and the decoder runs with a limit a few
+//! times the payload's size, so even a file crafted to pass the checksum cannot allocate much.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+pub const MAGIC: [u8; 8] = *b"FLKSNSIX";
+/// The version this build writes and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+const HEADER_LEN: usize = 28;
+/// No index this tool writes comes near this; a larger payload length is a corrupt header.
+const MAX_PAYLOAD_LEN: u64 = 1 << 30;
+
+/// Why an index could not be read. The language server branches on these: a foreign or future
+/// file is left alone, a damaged one is moved aside and rebuilt.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    #[error("not a flakesense index (unknown magic bytes)")]
+    Foreign,
+    #[error("truncated: {found} bytes where the header promises {expected}")]
+    Truncated { expected: u64, found: u64 },
+    #[error(
+        "written by a newer flakesense (index format {found}; this build reads up to {FORMAT_VERSION})"
+    )]
+    FutureVersion { found: u32 },
+    #[error("corrupted: the checksum does not match the data")]
+    ChecksumMismatch,
+    #[error("corrupted: {0}")]
+    Undecodable(String),
+    #[error("the index is too large to write ({0} bytes)")]
+    TooLarge(u64),
+}
+
+/// An index file that could not be loaded, and where it is.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read index {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot load index {path}: {source}")]
+    Format { path: PathBuf, source: FormatError },
+}
+
+impl LoadError {
+    /// True when the file exists but its content is damaged (truncated, bit flips, undecodable);
+    /// false for a file that is not ours, from a newer release, or unreadable.
+    pub fn is_corruption(&self) -> bool {
+        matches!(
+            self,
+            LoadError::Format {
+                source: FormatError::Truncated { .. }
+                    | FormatError::ChecksumMismatch
+                    | FormatError::Undecodable(_),
+                ..
+            }
+        )
+    }
+}
+
+/// Encodes `payload` with the header.
+pub fn encode<T: Serialize>(payload: &T) -> Result<Vec<u8>, FormatError> {
+    let body = bincode::serde::encode_to_vec(payload, bincode::config::standard())
+        .map_err(|error| FormatError::Undecodable(error.to_string()))?;
+    if body.len() as u64 > MAX_PAYLOAD_LEN {
+        return Err(FormatError::TooLarge(body.len() as u64));
+    }
+    let mut bytes = Vec::with_capacity(HEADER_LEN + body.len());
+    bytes.extend_from_slice(&MAGIC);
+    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&0u32.to_le_bytes());
+    bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+    bytes.extend_from_slice(&body);
+    Ok(bytes)
+}
+
+/// Checks the header and decodes the payload.
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, FormatError> {
+    if !MAGIC.starts_with(&bytes[..bytes.len().min(MAGIC.len())]) {
+        return Err(FormatError::Foreign);
+    }
+    if bytes.len() < HEADER_LEN {
+        return Err(FormatError::Truncated {
+            expected: HEADER_LEN as u64,
+            found: bytes.len() as u64,
+        });
+    }
+    let word =
+        |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    let version = word(8);
+    if version > FORMAT_VERSION {
+        return Err(FormatError::FutureVersion { found: version });
+    }
+    let payload_len = u64::from(word(16)) | (u64::from(word(20)) << 32);
+    let checksum = word(24);
+    let available = (bytes.len() - HEADER_LEN) as u64;
+    if payload_len > MAX_PAYLOAD_LEN || available < payload_len {
+        return Err(FormatError::Truncated {
+            expected: HEADER_LEN as u64 + payload_len,
+            found: bytes.len() as u64,
+        });
+    }
+    if available > payload_len {
+        return Err(FormatError::Undecodable(format!(
+            "{} bytes after the end of the data",
+            available - payload_len
+        )));
+    }
+    let body = &bytes[HEADER_LEN..];
+    if crc32fast::hash(body) != checksum {
+        return Err(FormatError::ChecksumMismatch);
+    }
+    // The limit is a const generic; pick the smallest tier above the payload's own size.
+    match body.len() {
+        0..=0x40_0000 => decode_limited::<T, 0x100_0000>(body),
+        0x40_0001..=0x400_0000 => decode_limited::<T, 0x1000_0000>(body),
+        _ => decode_limited::<T, { 4 << 30 }>(body),
+    }
+}
+
+fn decode_limited<T: DeserializeOwned, const LIMIT: usize>(body: &[u8]) -> Result<T, FormatError> {
+    let config = bincode::config::standard().with_limit::<LIMIT>();
+    let (payload, read) = bincode::serde::decode_from_slice(body, config)
+        .map_err(|error| FormatError::Undecodable(error.to_string()))?;
+    if read != body.len() {
+        return Err(FormatError::Undecodable(format!(
+            "{} bytes left over after the data",
+            body.len() - read
+        )));
+    }
+    Ok(payload)
+}
+
+/// Reads and decodes an index file.
+pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, LoadError> {
+    let bytes = fs::read(path).map_err(|source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    decode(&bytes).map_err(|source| LoadError::Format {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes an index file atomically: a temporary file in the same directory, flushed to disk,
+/// then renamed over the target, so a crash leaves the old file or the new one, never half of one.
+pub fn write<T: Serialize>(path: &Path, payload: &T) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let bytes = encode(payload)?;
+    let directory = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(directory)
+        .with_context(|| format!("cannot create {}", directory.display()))?;
+    let file_name = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or("index");
+    let temporary = directory.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let mut file = File::create(&temporary)?;
+        file.write_all(&bytes)?;
+        file.sync_all()?;
+        fs::rename(&temporary, path)?;
+        // The rename itself is durable once the directory is synced (POSIX); Windows has no
+        // directory handles to sync and makes renames durable on its own.
+        #[cfg(unix)]
+        File::open(directory)?.sync_all()?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    result.with_context(|| format!("cannot write index {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Sample {
+        names: Vec<String>,
+        values: Vec<u32>,
+    }
+
+    fn sample() -> Sample {
+        Sample {
+            names: vec!["a".into(), "bc".into()],
+            values: (0..100).collect(),
+        }
+    }
+
+    #[test]
+    fn round_trips() {
+        let bytes = encode(&sample()).unwrap();
+        assert_eq!(&bytes[..8], b"FLKSNSIX");
+        assert_eq!(decode::<Sample>(&bytes).unwrap(), sample());
+    }
+
+    #[test]
+    fn every_truncation_is_a_clear_error() {
+        let bytes = encode(&sample()).unwrap();
+        for length in 0..bytes.len() {
+            let error = decode::<Sample>(&bytes[..length]).unwrap_err();
+            assert!(
+                matches!(error, FormatError::Truncated { .. }),
+                "length {length}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_bit_flip_in_the_payload_is_caught() {
+        let bytes = encode(&sample()).unwrap();
+        for position in HEADER_LEN..bytes.len() {
+            for bit in 0..8 {
+                let mut damaged = bytes.clone();
+                damaged[position] ^= 1 << bit;
+                assert!(matches!(
+                    decode::<Sample>(&damaged),
+                    Err(FormatError::ChecksumMismatch)
+                ));
+            }
+        }
+    }
+
+    #[test]
+    fn a_future_version_is_named() {
+        let mut bytes = encode(&sample()).unwrap();
+        bytes[8..12].copy_from_slice(&7u32.to_le_bytes());
+        let error = decode::<Sample>(&bytes).unwrap_err();
+        assert!(matches!(error, FormatError::FutureVersion { found: 7 }));
+        assert!(error.to_string().contains("newer flakesense"), "{error}");
+    }
+
+    #[test]
+    fn foreign_files_are_recognised() {
+        assert!(matches!(
+            decode::<Sample>(b"PK\x03\x04 a zip file"),
+            Err(FormatError::Foreign)
+        ));
+        assert!(matches!(
+            decode::<Sample>(b"FLKSNS"),
+            Err(FormatError::Truncated { .. })
+        ));
+    }
+
+    #[test]
+    fn a_huge_length_in_a_valid_looking_file_does_not_allocate() {
+        // A payload that passes the checksum but claims a string of 2^40 bytes.
+        let mut body = vec![2u8]; // two names follow
+        body.push(253); // varint: u64 follows
+        body.extend_from_slice(&(1u64 << 40).to_le_bytes());
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&MAGIC);
+        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        bytes.extend_from_slice(&0u32.to_le_bytes());
+        bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+        bytes.extend_from_slice(&body);
+        assert!(matches!(
+            decode::<Sample>(&bytes),
+            Err(FormatError::Undecodable(_))
+        ));
+    }
+
+    #[test]
+    fn writes_atomically_and_reads_back() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("nested").join("index");
+        write(&path, &sample()).unwrap();
+        assert_eq!(read::<Sample>(&path).unwrap(), sample());
+        let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
+        let error = read::<Sample>(&directory.path().join("missing")).unwrap_err();
+        assert!(matches!(error, LoadError::Io { .. }));
+        assert!(!error.is_corruption());
+    }
+}

@@ -1,0 +1,288 @@
+//! FLAST's verdict: the distance-weighted vote of the k nearest labelled tests (Bertolino et al.,
+//! Algorithm 1), the likely category, and the evidence behind both.
+
+use std::collections::HashMap;
+
+use crate::category::Category;
+use crate::embed::TokenBag;
+use crate::index::{Index, Origin, Query};
+use crate::language::Language;
+
+/// How many neighbours vote and where the line between flaky and not flaky lies.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// The paper uses k = 7.
+    pub k: usize,
+    /// A test is flaky when the flaky share of the vote exceeds sigma: 0.5 favours recall, 0.95
+    /// precision (the paper's two settings).
+    pub sigma: f64,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings { k: 7, sigma: 0.5 }
+    }
+}
+
+/// Two vectors this close are the same test: cosine distance is computed exactly for identical
+/// vectors, and anything nearer than this is rounding.
+const DUPLICATE_DISTANCE: f64 = 1e-9;
+
+/// A neighbour's part in the vote.
+#[derive(Debug, Clone, Copy)]
+pub struct Ballot<'a> {
+    pub flaky: bool,
+    pub categories: &'a [Category],
+    /// Cosine distance, 1 - cos.
+    pub distance: f64,
+}
+
+/// The outcome of a vote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vote {
+    /// phi / (phi + psi): the flaky share of the 1/D-weighted vote, 0 with no neighbours.
+    pub score: f64,
+    /// The majority category of the flaky neighbours, when any of them has one.
+    pub category: Option<Category>,
+    pub flaky_neighbors: usize,
+}
+
+/// FLAST's vote. phi sums 1/D over flaky neighbours and psi over the others. When some
+/// neighbours are exact duplicates (D = 0), only they vote, with equal weight, as scikit-learn's
+/// distance weighting does, instead of dividing by zero.
+pub fn vote(ballots: &[Ballot<'_>]) -> Vote {
+    let has_duplicate = ballots
+        .iter()
+        .any(|ballot| ballot.distance <= DUPLICATE_DISTANCE);
+    let weight = |ballot: &Ballot<'_>| match (has_duplicate, ballot.distance <= DUPLICATE_DISTANCE)
+    {
+        (true, true) => 1.0,
+        (true, false) => 0.0,
+        (false, _) => 1.0 / ballot.distance,
+    };
+    let (mut phi, mut psi) = (0.0, 0.0);
+    let mut categories: HashMap<Category, (usize, f64)> = HashMap::new();
+    let mut flaky_neighbors = 0;
+    for ballot in ballots {
+        let weight = weight(ballot);
+        if ballot.flaky {
+            phi += weight;
+            flaky_neighbors += 1;
+            for &category in ballot.categories {
+                let tally = categories.entry(category).or_default();
+                tally.0 += 1;
+                tally.1 += weight;
+            }
+        } else {
+            psi += weight;
+        }
+    }
+    let score = if phi + psi > 0.0 {
+        phi / (phi + psi)
+    } else {
+        0.0
+    };
+    // Majority by count; ties go to the larger summed weight, then to the taxonomy's order.
+    let category = categories
+        .into_iter()
+        .max_by(|(a, (count_a, weight_a)), (b, (count_b, weight_b))| {
+            count_a
+                .cmp(count_b)
+                .then(weight_a.total_cmp(weight_b))
+                .then(b.cmp(a))
+        })
+        .map(|(category, _)| category);
+    Vote {
+        score,
+        category,
+        flaky_neighbors,
+    }
+}
+
+/// A labelled test near the one being judged, with what it shares with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Neighbor {
+    /// Which of the models passed to [`predict`] it comes from.
+    pub model: usize,
+    pub entry: usize,
+    pub id: String,
+    pub project: String,
+    pub flaky: bool,
+    pub categories: Vec<Category>,
+    pub origin: Origin,
+    pub path: Option<String>,
+    /// Cosine distance in the projected space, 1 - cos.
+    pub distance: f64,
+    /// Tokens of the judged test that this neighbour also has, rarest first.
+    pub shared_tokens: Vec<String>,
+}
+
+/// A verdict with its evidence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prediction {
+    pub score: f64,
+    pub flaky: bool,
+    pub category: Option<Category>,
+    /// The k nearest labelled tests, nearest first.
+    pub neighbors: Vec<Neighbor>,
+    /// Tokens the test shares with its flaky neighbours, the most widely shared and rarest first.
+    pub shared_tokens: Vec<String>,
+}
+
+/// How many shared tokens a prediction lists.
+const SHARED_TOKENS_SHOWN: usize = 8;
+
+/// Judges one test against several models at once (the shipped model and the project's own
+/// index): the k nearest neighbours over all of them vote. Models built with the same tokeniser
+/// and projection measure distance in the same space.
+pub fn predict(
+    models: &[&Index],
+    language: Language,
+    code: &str,
+    settings: Settings,
+) -> Prediction {
+    let mut candidates: Vec<(usize, usize, f64, Query)> = Vec::new();
+    let mut bags: Vec<(crate::embed::Tokenizer, TokenBag)> = Vec::new();
+    for (model_position, model) in models.iter().enumerate() {
+        let tokenizer = model.params().tokenizer;
+        let bag = match bags.iter().find(|(kind, _)| *kind == tokenizer) {
+            Some((_, bag)) => bag.clone(),
+            None => {
+                let bag = model.bag(language, code);
+                bags.push((tokenizer, bag.clone()));
+                bag
+            }
+        };
+        let query = model.embed(&bag);
+        for (entry, similarity) in model.nearest(&query, settings.k, |_| true) {
+            candidates.push((model_position, entry, similarity, query.clone()));
+        }
+    }
+    candidates.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
+    candidates.truncate(settings.k);
+    let neighbors: Vec<Neighbor> = candidates
+        .iter()
+        .map(|(model_position, entry_position, similarity, query)| {
+            let model = models[*model_position];
+            let entry = &model.entries()[*entry_position];
+            Neighbor {
+                model: *model_position,
+                entry: *entry_position,
+                id: entry.id.clone(),
+                project: entry.project.clone(),
+                flaky: entry.flaky,
+                categories: entry.categories.clone(),
+                origin: entry.origin,
+                path: entry.path.clone(),
+                distance: (1.0 - similarity).max(0.0),
+                shared_tokens: model
+                    .shared_tokens(query, *entry_position)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
+            }
+        })
+        .collect();
+    let ballots: Vec<Ballot<'_>> = neighbors
+        .iter()
+        .map(|neighbor| Ballot {
+            flaky: neighbor.flaky,
+            categories: &neighbor.categories,
+            distance: neighbor.distance,
+        })
+        .collect();
+    let outcome = vote(&ballots);
+    let shared_tokens = shared_with_flaky(&neighbors);
+    Prediction {
+        score: outcome.score,
+        flaky: outcome.score > settings.sigma,
+        category: outcome.category,
+        neighbors,
+        shared_tokens,
+    }
+}
+
+/// Tokens shared with the flaky neighbours, ranked by how many of them share each, then by the
+/// rank a token has among each neighbour's rarest-first list.
+fn shared_with_flaky(neighbors: &[Neighbor]) -> Vec<String> {
+    let mut tally: HashMap<&str, (usize, usize)> = HashMap::new();
+    for neighbor in neighbors.iter().filter(|neighbor| neighbor.flaky) {
+        for (rank, token) in neighbor.shared_tokens.iter().enumerate() {
+            let entry = tally.entry(token.as_str()).or_insert((0, usize::MAX));
+            entry.0 += 1;
+            entry.1 = entry.1.min(rank);
+        }
+    }
+    let mut ranked: Vec<(&str, (usize, usize))> = tally.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)).then(a.0.cmp(b.0)));
+    ranked
+        .into_iter()
+        .take(SHARED_TOKENS_SHOWN)
+        .map(|(token, _)| token.to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ballot(flaky: bool, distance: f64, categories: &'static [Category]) -> Ballot<'static> {
+        Ballot {
+            flaky,
+            categories,
+            distance,
+        }
+    }
+
+    #[test]
+    fn the_vote_weights_by_inverse_distance() {
+        // phi = 1/0.1 = 10, psi = 1/0.5 + 1/0.5 = 4: score 10/14.
+        let outcome = vote(&[
+            ballot(true, 0.1, &[]),
+            ballot(false, 0.5, &[]),
+            ballot(false, 0.5, &[]),
+        ]);
+        assert!((outcome.score - 10.0 / 14.0).abs() < 1e-12);
+        assert_eq!(outcome.flaky_neighbors, 1);
+    }
+
+    #[test]
+    fn exact_duplicates_decide_alone_without_dividing_by_zero() {
+        let outcome = vote(&[
+            ballot(false, 0.0, &[]),
+            ballot(true, 0.01, &[]),
+            ballot(true, 0.02, &[]),
+        ]);
+        assert_eq!(outcome.score, 0.0);
+        let outcome = vote(&[
+            ballot(true, 0.0, &[]),
+            ballot(false, 0.0, &[]),
+            ballot(false, 0.3, &[]),
+        ]);
+        assert_eq!(outcome.score, 0.5);
+    }
+
+    #[test]
+    fn no_neighbours_means_not_flaky() {
+        assert_eq!(vote(&[]).score, 0.0);
+        assert_eq!(vote(&[]).category, None);
+    }
+
+    #[test]
+    fn the_category_is_the_flaky_neighbours_majority() {
+        use Category::*;
+        let outcome = vote(&[
+            ballot(true, 0.3, &[AsyncWait]),
+            ballot(true, 0.4, &[AsyncWait, Time]),
+            ballot(true, 0.1, &[Network]),
+            ballot(false, 0.05, &[Concurrency]),
+        ]);
+        assert_eq!(outcome.category, Some(AsyncWait));
+        // A tie in count goes to the nearer (heavier) category.
+        let outcome = vote(&[ballot(true, 0.3, &[Time]), ballot(true, 0.1, &[Network])]);
+        assert_eq!(outcome.category, Some(Network));
+        // A tie in count and weight is broken by the taxonomy's order, never by chance.
+        let outcome = vote(&[ballot(true, 0.2, &[Time]), ballot(true, 0.2, &[Network])]);
+        assert_eq!(outcome.category, Some(Network));
+    }
+}
