@@ -19,3 +19,5 @@ pub mod extract;
 pub mod index;
 pub mod language;
 pub mod predict;
+pub mod eval;
+pub mod cli;

@@ -11,6 +11,9 @@ pub struct Vectors {
     dims: usize,
     values: Vec<i8>,
     squared_norms: Vec<u32>,
+    /// 1/sqrt of each squared norm (0 for a zero row): ranks rows by cosine without a square
+    /// root and a division per row.
+    inverse_norms: Vec<f64>,
 }
 
 /// A query prepared for scanning.
@@ -41,6 +44,7 @@ impl Vectors {
             dims,
             values: Vec::new(),
             squared_norms: Vec::new(),
+            inverse_norms: Vec::new(),
         }
     }
 
@@ -55,13 +59,16 @@ impl Vectors {
     pub fn push(&mut self, projected: &[i32]) {
         debug_assert_eq!(projected.len(), self.dims);
         let row = quantize(projected);
-        self.squared_norms.push(squared_norm(&row));
+        let squared_norm = squared_norm(&row);
+        self.squared_norms.push(squared_norm);
+        self.inverse_norms.push(if squared_norm == 0 { 0.0 } else { 1.0 / f64::from(squared_norm).sqrt() });
         self.values.extend_from_slice(&row);
     }
 
     pub fn remove(&mut self, row: usize) {
         self.values.drain(row * self.dims..(row + 1) * self.dims);
         self.squared_norms.remove(row);
+        self.inverse_norms.remove(row);
     }
 
     /// Cosine similarity of a query with one row; 0 when either vector is zero.
@@ -82,28 +89,26 @@ impl Vectors {
         k: usize,
         include: impl Fn(usize) -> bool,
     ) -> Vec<(usize, f64)> {
+        // Rank by dot / |row|, which orders rows as the cosine does (|query| is the same for
+        // all), then compute the exact cosine of the k kept.
         let mut best: Vec<(usize, f64)> = Vec::with_capacity(k + 1);
-        if k == 0 || self.dims == 0 {
+        if k == 0 || self.dims == 0 || query.is_zero() {
             return best;
         }
         for (row, values) in self.values.chunks_exact(self.dims).enumerate() {
-            let similarity = cosine(
-                dot(&query.values, values),
-                query.squared_norm,
-                self.squared_norms[row],
-            );
-            if best.len() == k && similarity <= best[k - 1].1 {
+            let key = f64::from(dot(&query.values, values)) * self.inverse_norms[row];
+            if best.len() == k && key <= best[k - 1].1 {
                 continue;
             }
             if !include(row) {
                 continue;
             }
-            let position = best
-                .iter()
-                .position(|&(_, other)| similarity > other)
-                .unwrap_or(best.len());
-            best.insert(position, (row, similarity));
+            let position = best.iter().position(|&(_, other)| key > other).unwrap_or(best.len());
+            best.insert(position, (row, key));
             best.truncate(k);
+        }
+        for (row, similarity) in &mut best {
+            *similarity = self.similarity(query, *row);
         }
         best
     }
@@ -159,10 +164,32 @@ fn dot(a: &[i8], b: &[i8]) -> i32 {
     dot_portable(a, b)
 }
 
+/// Sixteen 8-bit lanes at a time: sign-extend to 16 bits, multiply and add neighbouring pairs
+/// into 32-bit lanes (`vpmaddwd`), which is four times the throughput of 32-bit multiplies.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn dot_avx2(a: &[i8], b: &[i8]) -> i32 {
-    dot_portable(a, b)
+    use std::arch::x86_64::*;
+    let length = a.len().min(b.len());
+    let whole = length - length % 16;
+    let mut sums = _mm256_setzero_si256();
+    let mut offset = 0;
+    while offset < whole {
+        // SAFETY: offset + 16 <= whole <= the length of both slices, and the loads are unaligned.
+        let (x, y) = unsafe {
+            (
+                _mm_loadu_si128(a.as_ptr().add(offset).cast::<__m128i>()),
+                _mm_loadu_si128(b.as_ptr().add(offset).cast::<__m128i>()),
+            )
+        };
+        let products = _mm256_madd_epi16(_mm256_cvtepi8_epi16(x), _mm256_cvtepi8_epi16(y));
+        sums = _mm256_add_epi32(sums, products);
+        offset += 16;
+    }
+    let mut lanes = [0i32; 8];
+    // SAFETY: `lanes` is 32 bytes, the size of the register stored.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast::<__m256i>(), sums) };
+    lanes.iter().sum::<i32>() + dot_portable(&a[whole..length], &b[whole..length])
 }
 
 #[inline(always)]

@@ -1,0 +1,190 @@
+//! `flakesense eval`: accuracy of a training setting under the paper's protocols.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+
+use super::{DataArgs, EmbeddingArgs, progress_bar, read_data};
+use crate::eval::{EvalSettings, Figures, Protocol, Report, TestOutcome, evaluate};
+use crate::index::BuildSettings;
+use crate::predict;
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    /// Labelled tests used only for training, never tested, and never from the project under test
+    #[arg(long = "extra-train", value_name = "FILE.csv")]
+    extra_train: Vec<PathBuf>,
+    /// Stratified k-fold within each project (the default)
+    #[arg(long, conflicts_with = "leave_one_project_out")]
+    per_project: bool,
+    /// Test each project on a model trained on all the others
+    #[arg(long)]
+    leave_one_project_out: bool,
+    /// Folds of the per-project protocol
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(2..))]
+    folds: u64,
+    /// Projects with fewer flaky tests are skipped by the per-project protocol (the paper uses 7)
+    #[arg(long, default_value_t = 7)]
+    min_flaky: usize,
+    /// Neighbours that vote
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..))]
+    k: u64,
+    /// Flaky when the flaky share of the vote exceeds this
+    #[arg(long, default_value_t = 0.5)]
+    sigma: f64,
+    #[command(flatten)]
+    embedding: EmbeddingArgs,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Write every tested test's score and verdict to this CSV file
+    #[arg(long, value_name = "FILE.csv")]
+    predictions: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+}
+
+pub fn run(args: EvalArgs) -> Result<ExitCode> {
+    if !(0.0..1.0).contains(&args.sigma) {
+        bail!("--sigma must be at least 0 and below 1, found {}", args.sigma);
+    }
+    let tests = read_data(&args.data.data, args.embedding.keep_duplicates)?;
+    let mut extra = read_data(&args.extra_train, true)?;
+    if !args.embedding.keep_duplicates && !extra.is_empty() {
+        // Extra rows repeating a tested row would put the same test on both sides of a split.
+        let tested: std::collections::HashSet<String> =
+            tests.iter().map(|test| crate::dataset::normalised_code(&test.code)).collect();
+        let before = extra.len();
+        extra.retain(|test| !tested.contains(&crate::dataset::normalised_code(&test.code)));
+        crate::dataset::deduplicate(&mut extra);
+        eprintln!("kept {} of {before} extra training tests (the rest repeat tested or other extra code)", extra.len());
+    }
+    let protocol = if args.leave_one_project_out {
+        Protocol::LeaveOneProjectOut
+    } else {
+        Protocol::PerProject { folds: args.folds as usize, min_flaky: args.min_flaky }
+    };
+    let settings = EvalSettings {
+        protocol,
+        build: BuildSettings {
+            tokenizer: args.embedding.tokenizer,
+            dims: args.embedding.dims(),
+            seed: args.embedding.seed,
+            description: String::new(),
+        },
+        predict: predict::Settings { k: args.k as usize, sigma: args.sigma },
+        split_seed: args.embedding.seed,
+    };
+    let bar = progress_bar(0, "evaluating");
+    let (report, outcomes) = evaluate(&tests, &extra, &settings, &|done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    });
+    bar.finish_and_clear();
+    if let Some(path) = &args.predictions {
+        write_predictions(path, &outcomes)?;
+    }
+    let mut stdout = std::io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut stdout, &report)?;
+            writeln!(stdout)?;
+        }
+        Format::Table => write_table(&mut stdout, &report)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_predictions(path: &PathBuf, outcomes: &[TestOutcome]) -> Result<()> {
+    let mut writer = csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    writer.write_record(["id", "project", "flaky", "score", "predicted", "category", "nearest"])?;
+    for outcome in outcomes {
+        writer.write_record([
+            outcome.id.as_str(),
+            &outcome.project,
+            if outcome.flaky { "1" } else { "0" },
+            &format!("{:.4}", outcome.score),
+            if outcome.predicted { "1" } else { "0" },
+            outcome.category.map_or("", |category| category.name()),
+            outcome.nearest_id.as_deref().unwrap_or(""),
+        ])?;
+    }
+    writer.flush()?;
+    Ok(())
+}
+
+fn write_table(out: &mut impl Write, report: &Report) -> Result<()> {
+    let protocol = match report.protocol {
+        Protocol::PerProject { folds, min_flaky } => {
+            format!("per-project stratified {folds}-fold (projects with at least {min_flaky} flaky tests)")
+        }
+        Protocol::LeaveOneProjectOut => "leave one project out".to_string(),
+    };
+    writeln!(out, "{protocol}; tokenizer {}, k {}, sigma {}", report.tokenizer, report.k, report.sigma)?;
+    writeln!(out)?;
+    writeln!(out, "{:<28} {:>6} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6}", "project", "tests", "flaky", "tp", "fp", "fn", "prec", "recall", "f1", "mcc", "a_fc")?;
+    for project in &report.projects {
+        let counts = &project.counts;
+        writeln!(
+            out,
+            "{:<28} {:>6} {:>5} {:>5} {:>5} {:>5} {}",
+            truncate(&project.project, 28),
+            project.tests,
+            project.flaky,
+            counts.true_positives,
+            counts.false_positives,
+            counts.false_negatives,
+            figures_row(&project.figures)
+        )?;
+    }
+    writeln!(out)?;
+    let counts = &report.cumulative_counts;
+    writeln!(
+        out,
+        "{:<28} {:>6} {:>5} {:>5} {:>5} {:>5} {}",
+        "cumulative",
+        report.tests,
+        report.flaky,
+        counts.true_positives,
+        counts.false_positives,
+        counts.false_negatives,
+        figures_row(&report.cumulative)
+    )?;
+    writeln!(out, "{:<52} {}", "mean over projects", figures_row(&report.mean))?;
+    writeln!(out, "{:<52} {}", "median over projects", figures_row(&report.median))?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "lift {:.2}; {} projects skipped; {} splits: {:.3} s to train per split, {:.3} ms per prediction, {:.2} s in all",
+        report.cumulative.lift,
+        report.skipped_projects.len(),
+        report.timing.splits,
+        report.timing.train_seconds_per_split,
+        report.timing.predict_milliseconds_per_test,
+        report.timing.total_seconds
+    )?;
+    Ok(())
+}
+
+fn figures_row(figures: &Figures) -> String {
+    format!(
+        "{:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6}",
+        figures.precision,
+        figures.recall,
+        figures.f1,
+        figures.mcc,
+        figures.category_accuracy.map_or("-".to_string(), |accuracy| format!("{accuracy:.3}"))
+    )
+}
+
+fn truncate(text: &str, width: usize) -> String {
+    if text.chars().count() <= width { text.to_string() } else { text.chars().take(width - 1).chain(['…']).collect() }
+}

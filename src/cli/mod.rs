@@ -1,0 +1,120 @@
+//! The command line: argument parsing and one small module per subcommand.
+
+mod eval;
+mod train;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::embed::Tokenizer;
+use crate::index::Dims;
+
+#[derive(Debug, Parser)]
+#[command(name = "flakesense", version, about = "Predicts flaky tests from their code, while they are written")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Build a model from labelled tests in the canonical CSV format
+    Train(train::TrainArgs),
+    /// Measure accuracy on labelled tests (per-project k-fold or leave-one-project-out)
+    Eval(eval::EvalArgs),
+}
+
+/// How tests are turned into vectors; shared by `train` and `eval`.
+#[derive(Debug, Clone, Args)]
+struct EmbeddingArgs {
+    /// `default` (the code lexer) or `flast` (scikit-learn's CountVectorizer, as in the paper)
+    #[arg(long, default_value = "default", value_parser = parse_tokenizer)]
+    tokenizer: Tokenizer,
+    /// Distortion of the Johnson-Lindenstrauss bound that sets the dimension
+    #[arg(long, default_value_t = 0.33, conflicts_with = "dims")]
+    eps: f64,
+    /// Fixed dimension of the projection, instead of the bound
+    #[arg(long)]
+    dims: Option<u32>,
+    /// Seed of the random projection (and of the folds in `eval`)
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Keep tests whose whitespace-normalised code repeats another's (merged by default)
+    #[arg(long)]
+    keep_duplicates: bool,
+}
+
+impl EmbeddingArgs {
+    fn dims(&self) -> Dims {
+        match self.dims {
+            Some(dims) => Dims::Fixed(dims),
+            None => Dims::Eps(self.eps),
+        }
+    }
+}
+
+fn parse_tokenizer(name: &str) -> Result<Tokenizer, String> {
+    Tokenizer::from_name(name).ok_or_else(|| format!("unknown tokenizer `{name}` (expected `default` or `flast`)"))
+}
+
+/// Data files on the command line.
+#[derive(Debug, Clone, Args)]
+struct DataArgs {
+    /// Labelled tests in the canonical CSV format (repeatable)
+    #[arg(long = "data", required = true, value_name = "FILE.csv")]
+    data: Vec<PathBuf>,
+}
+
+/// Parses the arguments, runs the command and maps failures to exit code 2.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Train(args) => train::run(args),
+        Command::Eval(args) => eval::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A progress bar on standard error, drawn only when it is a terminal.
+fn progress_bar(total: u64, what: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(Some(total), indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({elapsed})") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// Reads and merges several CSV files, reporting what was read on standard error.
+fn read_data(paths: &[PathBuf], keep_duplicates: bool) -> anyhow::Result<Vec<crate::dataset::LabeledTest>> {
+    let mut tests = Vec::new();
+    for path in paths {
+        let dataset = crate::dataset::read_csv_file(path)?;
+        let flaky = dataset.tests.iter().filter(|test| test.flaky).count();
+        eprintln!(
+            "read {} tests ({flaky} flaky) from {}{}",
+            dataset.tests.len(),
+            path.display(),
+            match dataset.skipped_without_code {
+                0 => String::new(),
+                n => format!("; skipped {n} rows without code"),
+            }
+        );
+        tests.extend(dataset.tests);
+    }
+    if !keep_duplicates {
+        let removed = crate::dataset::deduplicate(&mut tests);
+        if removed > 0 {
+            eprintln!("merged {removed} tests whose code repeats another's (--keep-duplicates keeps them)");
+        }
+    }
+    Ok(tests)
+}
