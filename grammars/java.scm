@@ -1,7 +1,10 @@
 ; Finds the test methods of a Java file: JUnit 3, 4 and 5, TestNG.
 ;
-; Captures read by src/extract: @test is the test's node, @name its name, @empty a node that must
-; have no named children (a query cannot say so), @comment every comment (for ignore markers).
+; Captures read by src/extract/query.rs:
+;   @test      the test method                   @name        its name
+;   @scope     a class around tests               @scope.name  its name, joined with `$` in ids
+;   @package   the package name, prefixing ids    @comment     every comment, for ignore markers
+;   @empty     a node that must have no named children, which a query cannot say
 ; Captures starting with an underscore only feed the predicates.
 
 ; JUnit 4 and 5, TestNG: a method carrying a test annotation. Only the last segment of the
@@ -31,5 +34,15 @@
       parameters: (formal_parameters) @empty) @test)
   (#match? @_superclass "TestCase$")
   (#match? @name "^test"))
+
+; What ids and ignore markers need.
+(package_declaration [(identifier) (scoped_identifier)] @package)
+
+[
+  (class_declaration name: (identifier) @scope.name)
+  (interface_declaration name: (identifier) @scope.name)
+  (enum_declaration name: (identifier) @scope.name)
+  (record_declaration name: (identifier) @scope.name)
+] @scope
 
 [(line_comment) (block_comment)] @comment

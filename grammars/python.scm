@@ -1,8 +1,11 @@
 ; Finds the tests of a Python file as pytest and unittest collect them.
 ;
-; Captures read by src/extract: @test is the test's node (the decorated definition when there are
-; decorators, so the range starts at the first one), @name its name, @comment every comment (for
-; ignore markers). Captures starting with an underscore only feed the predicates.
+; Captures read by src/extract/query.rs:
+;   @test      the test: the decorated definition when there are decorators, so that the range
+;              starts at the first one                        @name        its name
+;   @scope     a class around tests                           @scope.name  its name
+;   @comment   every comment, for ignore markers
+; Captures starting with an underscore only feed the predicates.
 ; `async def` is a function_definition too, so async tests need no pattern of their own.
 
 ; pytest: module-level functions whose name starts with `test` (`test_x` and `testX`).
@@ -36,5 +39,8 @@
     ])
   (#match? @_base "(TestCase|Tests?)$")
   (#match? @name "^test"))
+
+; What ids and ignore markers need.
+(class_definition name: (identifier) @scope.name) @scope
 
 (comment) @comment

@@ -1,18 +1,17 @@
 //! Finds test methods in Java, Python and Rust source with tree-sitter.
 
-mod grammar;
 mod id;
 mod ignore;
+mod layout;
+mod query;
 
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ops::Range;
 
-use streaming_iterator::StreamingIterator;
-use tree_sitter::{Node, Parser, QueryCursor};
+use tree_sitter::Parser;
 
 use crate::language::Language;
-use grammar::Grammar;
 
 /// One test method or function found in a source file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,31 +90,48 @@ pub fn extract_tests_from_tree(
             has_syntax_errors,
         };
     }
-    let grammar = Grammar::of(language);
-    let (mut candidates, mut comments) = find_candidates_and_comments(language, root, source);
-    // Several patterns, or several test attributes of one function, may find the same test.
-    candidates.sort_by_key(|candidate| (candidate.test.start_byte(), candidate.test.id()));
-    candidates.dedup_by_key(|candidate| candidate.test.id());
-    comments.sort_by_key(|comment| comment.start);
-
-    let package = grammar
+    let captures = query::run(language, root, source);
+    let package = captures
         .package
-        .and_then(|kind| package_name(root, kind, source));
-    let mut tests: Vec<TestMethod> = candidates
+        .and_then(|range| source.get(range))
+        // Java allows spaces and line breaks around the dots of a package name.
+        .map(|package| package.split_whitespace().collect::<String>());
+    let node_ranges: Vec<Range<usize>> = captures
+        .candidates
         .iter()
-        .filter_map(|candidate| {
-            let range =
-                start_with_attached_nodes(grammar, candidate.test)..candidate.test.end_byte();
-            let name_range = candidate.name.byte_range();
-            let scopes = enclosing_scope_names(grammar, candidate.test, source);
-            let name = source.get(name_range.clone())?;
+        .map(|candidate| candidate.range.clone())
+        .collect();
+    let scope_ranges: Vec<Range<usize>> = captures
+        .scopes
+        .iter()
+        .map(|scope| scope.range.clone())
+        .collect();
+    let enclosing = layout::enclosing_scopes(&scope_ranges, &node_ranges);
+
+    let mut tests: Vec<TestMethod> = captures
+        .candidates
+        .iter()
+        .zip(&enclosing)
+        .filter_map(|(candidate, scope_indices)| {
+            let start = layout::start_with_attached(
+                source,
+                candidate.range.start,
+                &captures.attached,
+                &captures.comments,
+            );
+            let range = start..candidate.range.end;
+            let name = source.get(candidate.name.clone())?;
+            let scopes: Vec<&str> = scope_indices
+                .iter()
+                .filter_map(|&index| source.get(captures.scopes.get(index)?.name.clone()))
+                .collect();
             Some(TestMethod {
                 language,
                 name: name.to_owned(),
                 id: id::test_id(language, path, package.as_deref(), &scopes, name),
                 code: source.get(range.clone())?.to_owned(),
                 range,
-                name_range,
+                name_range: candidate.name.clone(),
                 ignored: false,
             })
         })
@@ -123,10 +139,8 @@ pub fn extract_tests_from_tree(
     // The ignore pass needs the tests sorted by their widened starts.
     tests.sort_by_key(|test| test.range.start);
     let ranges: Vec<Range<usize>> = tests.iter().map(|test| test.range.clone()).collect();
-    for (test, ignored) in tests
-        .iter_mut()
-        .zip(ignore::ignored_tests(source, &comments, &ranges))
-    {
+    let ignored = ignore::ignored_tests(source, &captures.comments, &ranges);
+    for (test, ignored) in tests.iter_mut().zip(ignored) {
         test.ignored = ignored;
     }
     Extraction {
@@ -141,103 +155,6 @@ pub fn decode_source(bytes: &[u8]) -> (String, bool) {
         Cow::Borrowed(valid) => (valid.to_owned(), false),
         Cow::Owned(repaired) => (repaired, true),
     }
-}
-
-/// A test the query found: the node whose range is the test's, before widening, and its name.
-struct Candidate<'tree> {
-    test: Node<'tree>,
-    name: Node<'tree>,
-}
-
-/// Runs the language's query once over the whole tree.
-fn find_candidates_and_comments<'tree>(
-    language: Language,
-    root: Node<'tree>,
-    source: &str,
-) -> (Vec<Candidate<'tree>>, Vec<Range<usize>>) {
-    let compiled = Grammar::query(language);
-    let mut candidates = Vec::new();
-    let mut comments = Vec::new();
-    let mut cursor = QueryCursor::new();
-    let mut matches = cursor.matches(&compiled.query, root, source.as_bytes());
-    while let Some(found) = matches.next() {
-        let (mut test, mut name, mut acceptable) = (None, None, true);
-        for capture in found.captures() {
-            let index = Some(capture.index);
-            if index == Some(compiled.test) {
-                test = Some(capture.node);
-            } else if index == Some(compiled.name) {
-                name = Some(capture.node);
-            } else if index == Some(compiled.comment) {
-                comments.push(capture.node.byte_range());
-            } else if index == compiled.empty {
-                acceptable &= capture.node.named_child_count() == 0;
-            }
-        }
-        if let (Some(test), Some(name), true) = (test, name, acceptable) {
-            candidates.push(Candidate { test, name });
-        }
-    }
-    (candidates, comments)
-}
-
-/// Where a test starts once the nodes attached before it (Rust attributes and doc comments) are
-/// counted in. Plain comments between them are walked over but do not start the test.
-fn start_with_attached_nodes(grammar: &Grammar, test: Node) -> usize {
-    let mut start = test.start_byte();
-    if grammar.attached_before.is_empty() {
-        return start;
-    }
-    let mut sibling = test.prev_sibling();
-    while let Some(node) = sibling {
-        let is_doc_comment = node.child_by_field_name("outer").is_some();
-        if grammar.attached_before.contains(&node.kind()) || is_doc_comment {
-            start = node.start_byte();
-        } else if !grammar.comments.contains(&node.kind()) {
-            break;
-        }
-        sibling = node.prev_sibling();
-    }
-    start
-}
-
-/// The names of the classes or modules around `node`, outermost first.
-fn enclosing_scope_names<'source>(
-    grammar: &Grammar,
-    node: Node,
-    source: &'source str,
-) -> Vec<&'source str> {
-    let mut names = Vec::new();
-    let mut ancestor = node.parent();
-    while let Some(scope) = ancestor {
-        if grammar.scopes.contains(&scope.kind())
-            && let Some(name) = scope.child_by_field_name("name")
-            && let Some(text) = source.get(name.byte_range())
-        {
-            names.push(text);
-        }
-        ancestor = scope.parent();
-    }
-    names.reverse();
-    names
-}
-
-/// The dotted name of the file's package declaration, without the spaces Java allows inside it.
-fn package_name(root: Node, kind: &str, source: &str) -> Option<String> {
-    let mut cursor = root.walk();
-    let declaration = root
-        .named_children(&mut cursor)
-        .find(|child| child.kind() == kind)?;
-    let mut cursor = declaration.walk();
-    let name = declaration
-        .named_children(&mut cursor)
-        .find(|child| matches!(child.kind(), "identifier" | "scoped_identifier"))?;
-    let text = source.get(name.byte_range())?;
-    Some(
-        text.chars()
-            .filter(|character| !character.is_whitespace())
-            .collect(),
-    )
 }
 
 #[cfg(test)]
