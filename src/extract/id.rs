@@ -16,7 +16,13 @@ pub(super) fn test_id(
 ) -> String {
     match language {
         Language::Java => {
-            let classes = scopes.join("$");
+            let classes = if scopes.is_empty() {
+                // A syntax error cost the tree its class; Java names the file after that class.
+                let file = path.rsplit('/').next().unwrap_or(path);
+                file.strip_suffix(".java").unwrap_or(file).to_owned()
+            } else {
+                scopes.join("$")
+            };
             match package.filter(|package| !package.is_empty()) {
                 Some(package) => format!("{package}.{classes}#{name}"),
                 None => format!("{classes}#{name}"),
