@@ -17,12 +17,20 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("../shared/data/flakeflagger/labeled.csv"));
     if !path.exists() {
-        println!("skipped: {} not found (set FLAKESENSE_BENCH_DATA to a canonical CSV)", path.display());
+        println!(
+            "skipped: {} not found (set FLAKESENSE_BENCH_DATA to a canonical CSV)",
+            path.display()
+        );
         return;
     }
     let tests = read_csv_file(&path).expect("readable benchmark data").tests;
     for tokenizer in [Tokenizer::Flast, Tokenizer::Code] {
-        let settings = BuildSettings { tokenizer, dims: Dims::Eps(0.33), seed: 42, description: String::new() };
+        let settings = BuildSettings {
+            tokenizer,
+            dims: Dims::Eps(0.33),
+            seed: 42,
+            description: String::new(),
+        };
         let mut train_times = Vec::new();
         let mut index = None;
         for _ in 0..5 {
@@ -31,7 +39,12 @@ fn main() {
             let built = Index::build(
                 &settings,
                 tests.iter().map(|test| {
-                    let bag = TokenBag::from_code_interned(tokenizer, test.language, &test.code, &mut interner);
+                    let bag = TokenBag::from_code_interned(
+                        tokenizer,
+                        test.language,
+                        &test.code,
+                        &mut interner,
+                    );
                     let entry = Entry {
                         id: test.id.clone(),
                         project: test.project.clone(),

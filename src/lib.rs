@@ -13,11 +13,11 @@
 //! Nothing in the pipeline performs IO on its own or fails on broken code.
 
 pub mod category;
+pub mod cli;
 pub mod dataset;
 pub mod embed;
+pub mod eval;
 pub mod extract;
 pub mod index;
 pub mod language;
 pub mod predict;
-pub mod eval;
-pub mod cli;

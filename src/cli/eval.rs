@@ -54,23 +54,34 @@ enum Format {
 
 pub fn run(args: EvalArgs) -> Result<ExitCode> {
     if !(0.0..1.0).contains(&args.sigma) {
-        bail!("--sigma must be at least 0 and below 1, found {}", args.sigma);
+        bail!(
+            "--sigma must be at least 0 and below 1, found {}",
+            args.sigma
+        );
     }
     let tests = read_data(&args.data.data, args.embedding.keep_duplicates)?;
     let mut extra = read_data(&args.extra_train, true)?;
     if !args.embedding.keep_duplicates && !extra.is_empty() {
         // Extra rows repeating a tested row would put the same test on both sides of a split.
-        let tested: std::collections::HashSet<String> =
-            tests.iter().map(|test| crate::dataset::normalised_code(&test.code)).collect();
+        let tested: std::collections::HashSet<String> = tests
+            .iter()
+            .map(|test| crate::dataset::normalised_code(&test.code))
+            .collect();
         let before = extra.len();
         extra.retain(|test| !tested.contains(&crate::dataset::normalised_code(&test.code)));
         crate::dataset::deduplicate(&mut extra);
-        eprintln!("kept {} of {before} extra training tests (the rest repeat tested or other extra code)", extra.len());
+        eprintln!(
+            "kept {} of {before} extra training tests (the rest repeat tested or other extra code)",
+            extra.len()
+        );
     }
     let protocol = if args.leave_one_project_out {
         Protocol::LeaveOneProjectOut
     } else {
-        Protocol::PerProject { folds: args.folds as usize, min_flaky: args.min_flaky }
+        Protocol::PerProject {
+            folds: args.folds as usize,
+            min_flaky: args.min_flaky,
+        }
     };
     let settings = EvalSettings {
         protocol,
@@ -80,7 +91,10 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             seed: args.embedding.seed,
             description: String::new(),
         },
-        predict: predict::Settings { k: args.k as usize, sigma: args.sigma },
+        predict: predict::Settings {
+            k: args.k as usize,
+            sigma: args.sigma,
+        },
         split_seed: args.embedding.seed,
     };
     let bar = progress_bar(0, "evaluating");
@@ -104,8 +118,17 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
 }
 
 fn write_predictions(path: &PathBuf, outcomes: &[TestOutcome]) -> Result<()> {
-    let mut writer = csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
-    writer.write_record(["id", "project", "flaky", "score", "predicted", "category", "nearest"])?;
+    let mut writer =
+        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    writer.write_record([
+        "id",
+        "project",
+        "flaky",
+        "score",
+        "predicted",
+        "category",
+        "nearest",
+    ])?;
     for outcome in outcomes {
         writer.write_record([
             outcome.id.as_str(),
@@ -124,13 +147,23 @@ fn write_predictions(path: &PathBuf, outcomes: &[TestOutcome]) -> Result<()> {
 fn write_table(out: &mut impl Write, report: &Report) -> Result<()> {
     let protocol = match report.protocol {
         Protocol::PerProject { folds, min_flaky } => {
-            format!("per-project stratified {folds}-fold (projects with at least {min_flaky} flaky tests)")
+            format!(
+                "per-project stratified {folds}-fold (projects with at least {min_flaky} flaky tests)"
+            )
         }
         Protocol::LeaveOneProjectOut => "leave one project out".to_string(),
     };
-    writeln!(out, "{protocol}; tokenizer {}, k {}, sigma {}", report.tokenizer, report.k, report.sigma)?;
+    writeln!(
+        out,
+        "{protocol}; tokenizer {}, k {}, sigma {}",
+        report.tokenizer, report.k, report.sigma
+    )?;
     writeln!(out)?;
-    writeln!(out, "{:<28} {:>6} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6}", "project", "tests", "flaky", "tp", "fp", "fn", "prec", "recall", "f1", "mcc", "a_fc")?;
+    writeln!(
+        out,
+        "{:<28} {:>6} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "project", "tests", "flaky", "tp", "fp", "fn", "prec", "recall", "f1", "mcc", "a_fc"
+    )?;
     for project in &report.projects {
         let counts = &project.counts;
         writeln!(
@@ -158,8 +191,18 @@ fn write_table(out: &mut impl Write, report: &Report) -> Result<()> {
         counts.false_negatives,
         figures_row(&report.cumulative)
     )?;
-    writeln!(out, "{:<52} {}", "mean over projects", figures_row(&report.mean))?;
-    writeln!(out, "{:<52} {}", "median over projects", figures_row(&report.median))?;
+    writeln!(
+        out,
+        "{:<52} {}",
+        "mean over projects",
+        figures_row(&report.mean)
+    )?;
+    writeln!(
+        out,
+        "{:<52} {}",
+        "median over projects",
+        figures_row(&report.median)
+    )?;
     writeln!(out)?;
     writeln!(
         out,
@@ -181,10 +224,16 @@ fn figures_row(figures: &Figures) -> String {
         figures.recall,
         figures.f1,
         figures.mcc,
-        figures.category_accuracy.map_or("-".to_string(), |accuracy| format!("{accuracy:.3}"))
+        figures
+            .category_accuracy
+            .map_or("-".to_string(), |accuracy| format!("{accuracy:.3}"))
     )
 }
 
 fn truncate(text: &str, width: usize) -> String {
-    if text.chars().count() <= width { text.to_string() } else { text.chars().take(width - 1).chain(['…']).collect() }
+    if text.chars().count() <= width {
+        text.to_string()
+    } else {
+        text.chars().take(width - 1).chain(['…']).collect()
+    }
 }

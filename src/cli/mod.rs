@@ -12,7 +12,11 @@ use crate::embed::Tokenizer;
 use crate::index::Dims;
 
 #[derive(Debug, Parser)]
-#[command(name = "flakesense", version, about = "Predicts flaky tests from their code, while they are written")]
+#[command(
+    name = "flakesense",
+    version,
+    about = "Predicts flaky tests from their code, while they are written"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -56,7 +60,8 @@ impl EmbeddingArgs {
 }
 
 fn parse_tokenizer(name: &str) -> Result<Tokenizer, String> {
-    Tokenizer::from_name(name).ok_or_else(|| format!("unknown tokenizer `{name}` (expected `default` or `flast`)"))
+    Tokenizer::from_name(name)
+        .ok_or_else(|| format!("unknown tokenizer `{name}` (expected `default` or `flast`)"))
 }
 
 /// Data files on the command line.
@@ -85,8 +90,13 @@ pub fn run() -> ExitCode {
 
 /// A progress bar on standard error, drawn only when it is a terminal.
 fn progress_bar(total: u64, what: &str) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::with_draw_target(Some(total), indicatif::ProgressDrawTarget::stderr());
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({elapsed})") {
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({elapsed})")
+    {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_message(what.to_string());
@@ -94,7 +104,10 @@ fn progress_bar(total: u64, what: &str) -> indicatif::ProgressBar {
 }
 
 /// Reads and merges several CSV files, reporting what was read on standard error.
-fn read_data(paths: &[PathBuf], keep_duplicates: bool) -> anyhow::Result<Vec<crate::dataset::LabeledTest>> {
+fn read_data(
+    paths: &[PathBuf],
+    keep_duplicates: bool,
+) -> anyhow::Result<Vec<crate::dataset::LabeledTest>> {
     let mut tests = Vec::new();
     for path in paths {
         let dataset = crate::dataset::read_csv_file(path)?;
@@ -113,7 +126,9 @@ fn read_data(paths: &[PathBuf], keep_duplicates: bool) -> anyhow::Result<Vec<cra
     if !keep_duplicates {
         let removed = crate::dataset::deduplicate(&mut tests);
         if removed > 0 {
-            eprintln!("merged {removed} tests whose code repeats another's (--keep-duplicates keeps them)");
+            eprintln!(
+                "merged {removed} tests whose code repeats another's (--keep-duplicates keeps them)"
+            );
         }
     }
     Ok(tests)

@@ -41,7 +41,12 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
     let index = Index::build(
         &settings,
         tests.iter().map(|test| {
-            let bag = TokenBag::from_code_interned(settings.tokenizer, test.language, &test.code, &mut interner);
+            let bag = TokenBag::from_code_interned(
+                settings.tokenizer,
+                test.language,
+                &test.code,
+                &mut interner,
+            );
             let code = test.flaky.then(|| keep_code(&test.code));
             let entry = Entry {
                 id: test.id.clone(),
@@ -59,7 +64,9 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
     );
     let seconds = started.elapsed().as_secs_f64();
     index.save(&args.out)?;
-    let size = std::fs::metadata(&args.out).map(|metadata| metadata.len()).unwrap_or(0);
+    let size = std::fs::metadata(&args.out)
+        .map(|metadata| metadata.len())
+        .unwrap_or(0);
     let flaky = index.entries().iter().filter(|entry| entry.flaky).count();
     eprintln!(
         "built a model of {} tests ({flaky} flaky), {} tokens, {} dimensions in {seconds:.2} s; wrote {} ({:.1} MB)",
@@ -89,7 +96,12 @@ fn describe(args: &TrainArgs) -> String {
         .data
         .data
         .iter()
-        .map(|path| path.file_name().map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned()))
+        .map(|path| {
+            path.file_name().map_or_else(
+                || path.display().to_string(),
+                |name| name.to_string_lossy().into_owned(),
+            )
+        })
         .collect();
     format!(
         "flakesense {} train on {} --tokenizer {} {} --seed {}",

@@ -4,7 +4,7 @@ mod lexer;
 pub mod projection;
 pub mod tokenize;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 pub use projection::Projection;
@@ -32,7 +32,7 @@ impl TokenBag {
         code: &str,
         interner: &mut TokenInterner,
     ) -> TokenBag {
-        let mut counts: HashMap<Arc<str>, u32> = HashMap::new();
+        let mut counts: HashMap<Arc<str>, u32> = HashMap::default();
         tokenizer.tokenize(language, code, &mut |token| {
             *counts.entry(interner.intern(token)).or_insert(0) += 1;
         });

@@ -43,13 +43,26 @@ impl Counts {
     }
 
     pub fn figures(&self) -> Figures {
-        let (tp, fp, fn_, tn) =
-            (self.true_positives as f64, self.false_positives as f64, self.false_negatives as f64, self.true_negatives as f64);
-        let ratio = |numerator: f64, denominator: f64| if denominator > 0.0 { numerator / denominator } else { 0.0 };
+        let (tp, fp, fn_, tn) = (
+            self.true_positives as f64,
+            self.false_positives as f64,
+            self.false_negatives as f64,
+            self.true_negatives as f64,
+        );
+        let ratio = |numerator: f64, denominator: f64| {
+            if denominator > 0.0 {
+                numerator / denominator
+            } else {
+                0.0
+            }
+        };
         let precision = ratio(tp, tp + fp);
         let recall = ratio(tp, tp + fn_);
         let f1 = ratio(2.0 * precision * recall, precision + recall);
-        let mcc = ratio(tp * tn - fp * fn_, ((tp + fp) * (tp + fn_) * (tn + fp) * (tn + fn_)).sqrt());
+        let mcc = ratio(
+            tp * tn - fp * fn_,
+            ((tp + fp) * (tp + fn_) * (tn + fp) * (tn + fn_)).sqrt(),
+        );
         let prevalence = ratio(tp + fn_, tp + fp + fn_ + tn);
         Figures {
             precision,
@@ -57,8 +70,12 @@ impl Counts {
             f1,
             mcc,
             lift: ratio(precision, prevalence),
-            category_accuracy: (self.categorised_true_positives > 0)
-                .then(|| ratio(self.category_hits as f64, self.categorised_true_positives as f64)),
+            category_accuracy: (self.categorised_true_positives > 0).then(|| {
+                ratio(
+                    self.category_hits as f64,
+                    self.categorised_true_positives as f64,
+                )
+            }),
         }
     }
 }
@@ -88,7 +105,11 @@ pub fn mean_and_median(figures: &[Figures]) -> (Figures, Figures) {
         values.sort_by(f64::total_cmp);
         let mean = values.iter().sum::<f64>() / values.len() as f64;
         let middle = values.len() / 2;
-        let median = if values.len() % 2 == 0 { (values[middle - 1] + values[middle]) / 2.0 } else { values[middle] };
+        let median = if values.len() % 2 == 0 {
+            (values[middle - 1] + values[middle]) / 2.0
+        } else {
+            values[middle]
+        };
         (mean, median)
     };
     let (precision, recall, f1, mcc, lift) = (
@@ -98,15 +119,29 @@ pub fn mean_and_median(figures: &[Figures]) -> (Figures, Figures) {
         summarise(|f| f.mcc),
         summarise(|f| f.lift),
     );
-    let categorised: Vec<Figures> = figures.iter().filter(|f| f.category_accuracy.is_some()).copied().collect();
+    let categorised: Vec<Figures> = figures
+        .iter()
+        .filter(|f| f.category_accuracy.is_some())
+        .copied()
+        .collect();
     let category = if categorised.is_empty() {
         (None, None)
     } else {
-        let mut values: Vec<f64> = categorised.iter().filter_map(|f| f.category_accuracy).collect();
+        let mut values: Vec<f64> = categorised
+            .iter()
+            .filter_map(|f| f.category_accuracy)
+            .collect();
         values.sort_by(f64::total_cmp);
         let middle = values.len() / 2;
-        let median = if values.len() % 2 == 0 { (values[middle - 1] + values[middle]) / 2.0 } else { values[middle] };
-        (Some(values.iter().sum::<f64>() / values.len() as f64), Some(median))
+        let median = if values.len() % 2 == 0 {
+            (values[middle - 1] + values[middle]) / 2.0
+        } else {
+            values[middle]
+        };
+        (
+            Some(values.iter().sum::<f64>() / values.len() as f64),
+            Some(median),
+        )
     };
     let build = |pick: fn((f64, f64)) -> f64, category: Option<f64>| Figures {
         precision: pick(precision),
@@ -116,7 +151,10 @@ pub fn mean_and_median(figures: &[Figures]) -> (Figures, Figures) {
         lift: pick(lift),
         category_accuracy: category,
     };
-    (build(|pair| pair.0, category.0), build(|pair| pair.1, category.1))
+    (
+        build(|pair| pair.0, category.0),
+        build(|pair| pair.1, category.1),
+    )
 }
 
 #[cfg(test)]
@@ -125,7 +163,13 @@ mod tests {
 
     #[test]
     fn figures_follow_their_definitions() {
-        let counts = Counts { true_positives: 6, false_positives: 2, false_negatives: 4, true_negatives: 88, ..Counts::default() };
+        let counts = Counts {
+            true_positives: 6,
+            false_positives: 2,
+            false_negatives: 4,
+            true_negatives: 88,
+            ..Counts::default()
+        };
         let figures = counts.figures();
         assert_eq!(figures.precision, 0.75);
         assert_eq!(figures.recall, 0.6);
@@ -138,15 +182,32 @@ mod tests {
 
     #[test]
     fn empty_denominators_give_zero_not_nan() {
-        let figures = Counts { true_negatives: 5, ..Counts::default() }.figures();
-        assert_eq!((figures.precision, figures.recall, figures.f1, figures.mcc, figures.lift), (0.0, 0.0, 0.0, 0.0, 0.0));
+        let figures = Counts {
+            true_negatives: 5,
+            ..Counts::default()
+        }
+        .figures();
+        assert_eq!(
+            (
+                figures.precision,
+                figures.recall,
+                figures.f1,
+                figures.mcc,
+                figures.lift
+            ),
+            (0.0, 0.0, 0.0, 0.0, 0.0)
+        );
     }
 
     #[test]
     fn mean_and_median_per_field() {
         let figures: Vec<Figures> = [0.2, 0.4, 0.9]
             .iter()
-            .map(|&f1| Figures { f1, category_accuracy: (f1 > 0.3).then_some(f1), ..Figures::default() })
+            .map(|&f1| Figures {
+                f1,
+                category_accuracy: (f1 > 0.3).then_some(f1),
+                ..Figures::default()
+            })
             .collect();
         let (mean, median) = mean_and_median(&figures);
         assert!((mean.f1 - 0.5).abs() < 1e-12);

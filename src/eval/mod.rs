@@ -112,7 +112,14 @@ pub fn evaluate(
     let mut interner = TokenInterner::default();
     let bags: Vec<TokenBag> = pool
         .iter()
-        .map(|test| TokenBag::from_code_interned(settings.build.tokenizer, test.language, &test.code, &mut interner))
+        .map(|test| {
+            TokenBag::from_code_interned(
+                settings.build.tokenizer,
+                test.language,
+                &test.code,
+                &mut interner,
+            )
+        })
         .collect();
     let tokenize_seconds = started.elapsed().as_secs_f64();
 
@@ -136,17 +143,30 @@ pub fn evaluate(
     }
     // Grouped by project, in the order of the input within each.
     outcomes.sort_by(|a, b| a.1.project.cmp(&b.1.project).then(a.0.cmp(&b.0)));
-    let report = summarise(settings, tests, &outcomes, skipped_projects, Timing {
-        splits: splits.len(),
-        train_seconds_per_split: train_seconds / splits.len().max(1) as f64,
-        predict_milliseconds_per_test: 1000.0 * predict_seconds / outcomes.len().max(1) as f64,
-        tokenize_seconds,
-        total_seconds: started.elapsed().as_secs_f64(),
-    });
-    (report, outcomes.into_iter().map(|(_, outcome)| outcome).collect())
+    let report = summarise(
+        settings,
+        tests,
+        &outcomes,
+        skipped_projects,
+        Timing {
+            splits: splits.len(),
+            train_seconds_per_split: train_seconds / splits.len().max(1) as f64,
+            predict_milliseconds_per_test: 1000.0 * predict_seconds / outcomes.len().max(1) as f64,
+            tokenize_seconds,
+            total_seconds: started.elapsed().as_secs_f64(),
+        },
+    );
+    (
+        report,
+        outcomes.into_iter().map(|(_, outcome)| outcome).collect(),
+    )
 }
 
-fn make_splits(tests: &[LabeledTest], pool: &[&LabeledTest], settings: &EvalSettings) -> (Vec<Split>, Vec<String>) {
+fn make_splits(
+    tests: &[LabeledTest],
+    pool: &[&LabeledTest],
+    settings: &EvalSettings,
+) -> (Vec<Split>, Vec<String>) {
     let mut projects: Vec<&str> = tests.iter().map(|test| test.project.as_str()).collect();
     projects.sort_unstable();
     projects.dedup();
@@ -155,29 +175,52 @@ fn make_splits(tests: &[LabeledTest], pool: &[&LabeledTest], settings: &EvalSett
     match settings.protocol {
         Protocol::PerProject { folds, min_flaky } => {
             for project in projects {
-                let members: Vec<usize> = (0..tests.len()).filter(|&i| tests[i].project == project).collect();
+                let members: Vec<usize> = (0..tests.len())
+                    .filter(|&i| tests[i].project == project)
+                    .collect();
                 let flaky = members.iter().filter(|&&i| tests[i].flaky).count();
                 if flaky < min_flaky {
                     skipped.push(project.to_string());
                     continue;
                 }
-                let fold_of = stratified_folds(&members, |i| tests[i].flaky, folds, settings.split_seed ^ text_seed(project));
+                let fold_of = stratified_folds(
+                    &members,
+                    |i| tests[i].flaky,
+                    folds,
+                    settings.split_seed ^ text_seed(project),
+                );
                 for fold in 0..folds {
                     let (mut train, mut test) = (Vec::new(), Vec::new());
                     for (&member, &member_fold) in members.iter().zip(&fold_of) {
-                        if member_fold == fold { test.push(member) } else { train.push(member) }
+                        if member_fold == fold {
+                            test.push(member)
+                        } else {
+                            train.push(member)
+                        }
                     }
                     if !test.is_empty() {
-                        splits.push(Split { project: project.to_string(), train, test });
+                        splits.push(Split {
+                            project: project.to_string(),
+                            train,
+                            test,
+                        });
                     }
                 }
             }
         }
         Protocol::LeaveOneProjectOut => {
             for project in projects {
-                let test: Vec<usize> = (0..tests.len()).filter(|&i| tests[i].project == project).collect();
-                let train: Vec<usize> = (0..pool.len()).filter(|&i| pool[i].project != project).collect();
-                splits.push(Split { project: project.to_string(), train, test });
+                let test: Vec<usize> = (0..tests.len())
+                    .filter(|&i| tests[i].project == project)
+                    .collect();
+                let train: Vec<usize> = (0..pool.len())
+                    .filter(|&i| pool[i].project != project)
+                    .collect();
+                splits.push(Split {
+                    project: project.to_string(),
+                    train,
+                    test,
+                });
             }
         }
     }
@@ -186,12 +229,19 @@ fn make_splits(tests: &[LabeledTest], pool: &[&LabeledTest], settings: &EvalSett
 
 /// Assigns each member a fold so that every fold gets its share of each class: each class is
 /// shuffled, then dealt round-robin, the second class continuing where the first stopped.
-fn stratified_folds(members: &[usize], is_positive: impl Fn(usize) -> bool, folds: usize, seed: u64) -> Vec<usize> {
+fn stratified_folds(
+    members: &[usize],
+    is_positive: impl Fn(usize) -> bool,
+    folds: usize,
+    seed: u64,
+) -> Vec<usize> {
     let mut rng = SplitMix64::seed_from_u64(seed);
     let mut fold_of = vec![0; members.len()];
     let mut dealt = 0;
     for class in [true, false] {
-        let mut positions: Vec<usize> = (0..members.len()).filter(|&p| is_positive(members[p]) == class).collect();
+        let mut positions: Vec<usize> = (0..members.len())
+            .filter(|&p| is_positive(members[p]) == class)
+            .collect();
         shuffle(&mut positions, &mut rng);
         for position in positions {
             fold_of[position] = dealt % folds;
@@ -210,7 +260,9 @@ fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
 }
 
 fn text_seed(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3))
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 fn entry_for(test: &LabeledTest) -> Entry {
@@ -234,7 +286,13 @@ fn run_split(
     settings: &EvalSettings,
 ) -> (Vec<(usize, TestOutcome)>, f64, f64) {
     let started = Instant::now();
-    let index = Index::build(&settings.build, split.train.iter().map(|&i| (entry_for(pool[i]), bags[i].clone())));
+    let index = Index::build(
+        &settings.build,
+        split
+            .train
+            .iter()
+            .map(|&i| (entry_for(pool[i]), bags[i].clone())),
+    );
     let train_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let outcomes = split
@@ -254,15 +312,20 @@ fn run_split(
                 .collect();
             let vote = predict::vote(&ballots);
             let test = pool[i];
-            (i, TestOutcome {
-                id: test.id.clone(),
-                project: split.project.clone(),
-                flaky: test.flaky,
-                score: vote.score,
-                predicted: vote.score > settings.predict.sigma,
-                category: vote.category,
-                nearest_id: nearest.first().map(|&(position, _)| entries[position].id.clone()),
-            })
+            (
+                i,
+                TestOutcome {
+                    id: test.id.clone(),
+                    project: split.project.clone(),
+                    flaky: test.flaky,
+                    score: vote.score,
+                    predicted: vote.score > settings.predict.sigma,
+                    category: vote.category,
+                    nearest_id: nearest
+                        .first()
+                        .map(|&(position, _)| entries[position].id.clone()),
+                },
+            )
         })
         .collect();
     (outcomes, train_seconds, started.elapsed().as_secs_f64())
@@ -277,7 +340,10 @@ fn summarise(
 ) -> Report {
     let mut projects: Vec<ProjectReport> = Vec::new();
     for (position, outcome) in outcomes {
-        if projects.last().is_none_or(|last| last.project != outcome.project) {
+        if projects
+            .last()
+            .is_none_or(|last| last.project != outcome.project)
+        {
             projects.push(ProjectReport {
                 project: outcome.project.clone(),
                 tests: 0,
@@ -294,7 +360,8 @@ fn summarise(
             let truth = &tests[*position].categories;
             if !truth.is_empty() {
                 report.counts.categorised_true_positives += 1;
-                report.counts.category_hits += usize::from(outcome.category.is_some_and(|c| truth.contains(&c)));
+                report.counts.category_hits +=
+                    usize::from(outcome.category.is_some_and(|c| truth.contains(&c)));
             }
         }
     }

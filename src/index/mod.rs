@@ -8,7 +8,7 @@
 pub mod file;
 mod vectors;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -121,7 +121,7 @@ impl Index {
         Index {
             params,
             vocabulary: Vec::new(),
-            token_ids: HashMap::new(),
+            token_ids: HashMap::default(),
             projection_rows: CsMat::zero((0, dims)),
             document_frequency: Vec::new(),
             entries: Vec::new(),
@@ -136,7 +136,7 @@ impl Index {
         settings: &BuildSettings,
         tests: impl IntoIterator<Item = (Entry, TokenBag)>,
     ) -> Index {
-        let mut token_ids: HashMap<Arc<str>, u32> = HashMap::new();
+        let mut token_ids: HashMap<Arc<str>, u32> = HashMap::default();
         let mut vocabulary: Vec<Arc<str>> = Vec::new();
         let mut entries = Vec::new();
         let mut bags = Vec::new();
@@ -200,11 +200,13 @@ impl Index {
             bags: Vec::new(),
             vectors: Vectors::new(dims),
         };
-        let mut projected = vec![0i32; dims];
-        for bag in &bags {
+        let mut vectors = Vectors::new(dims);
+        vectors.extend(bags.iter().map(|bag| {
+            let mut projected = vec![0i32; dims];
             index.project(bag, &mut projected);
-            index.vectors.push(&projected);
-        }
+            projected
+        }));
+        index.vectors = vectors;
         index.bags = bags;
         index
     }
