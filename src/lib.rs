@@ -12,12 +12,16 @@
 //! paper's protocols, and [`cli`] is the command line.
 //! Nothing in the pipeline performs IO on its own or fails on broken code.
 
+pub mod analysis;
 pub mod category;
 pub mod cli;
 pub mod dataset;
 pub mod embed;
 pub mod eval;
 pub mod extract;
+pub mod files;
 pub mod index;
 pub mod language;
+pub mod line_index;
+pub mod models;
 pub mod predict;

@@ -1,6 +1,7 @@
 //! The command line: argument parsing and one small module per subcommand.
 
 mod eval;
+mod predict;
 mod train;
 
 use std::path::PathBuf;
@@ -28,6 +29,8 @@ enum Command {
     Train(train::TrainArgs),
     /// Measure accuracy on labelled tests (per-project k-fold or leave-one-project-out)
     Eval(eval::EvalArgs),
+    /// Judge every test of some source files and show the nearest known tests
+    Predict(predict::PredictArgs),
 }
 
 /// How tests are turned into vectors; shared by `train` and `eval`.
@@ -78,6 +81,7 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Train(args) => train::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Predict(args) => predict::run(args),
     };
     match result {
         Ok(code) => code,

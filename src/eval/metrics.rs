@@ -95,66 +95,47 @@ pub struct Figures {
     pub category_accuracy: Option<f64>,
 }
 
-/// The mean and the median of a list of figures, field by field.
+/// The mean and the median of a list of figures, field by field. Category accuracy is
+/// summarised over the figures that have one.
 pub fn mean_and_median(figures: &[Figures]) -> (Figures, Figures) {
-    let summarise = |field: fn(&Figures) -> f64| -> (f64, f64) {
-        let mut values: Vec<f64> = figures.iter().map(field).collect();
-        if values.is_empty() {
-            return (0.0, 0.0);
-        }
-        values.sort_by(f64::total_cmp);
-        let mean = values.iter().sum::<f64>() / values.len() as f64;
-        let middle = values.len() / 2;
-        let median = if values.len() % 2 == 0 {
-            (values[middle - 1] + values[middle]) / 2.0
-        } else {
-            values[middle]
-        };
-        (mean, median)
-    };
-    let (precision, recall, f1, mcc, lift) = (
-        summarise(|f| f.precision),
-        summarise(|f| f.recall),
-        summarise(|f| f.f1),
-        summarise(|f| f.mcc),
-        summarise(|f| f.lift),
-    );
-    let categorised: Vec<Figures> = figures
-        .iter()
-        .filter(|f| f.category_accuracy.is_some())
-        .copied()
-        .collect();
-    let category = if categorised.is_empty() {
-        (None, None)
-    } else {
-        let mut values: Vec<f64> = categorised
-            .iter()
-            .filter_map(|f| f.category_accuracy)
-            .collect();
-        values.sort_by(f64::total_cmp);
-        let middle = values.len() / 2;
-        let median = if values.len() % 2 == 0 {
-            (values[middle - 1] + values[middle]) / 2.0
-        } else {
-            values[middle]
-        };
-        (
-            Some(values.iter().sum::<f64>() / values.len() as f64),
-            Some(median),
-        )
-    };
-    let build = |pick: fn((f64, f64)) -> f64, category: Option<f64>| Figures {
+    let summary = |values: Vec<f64>| (mean(&values), median(values));
+    let precision = summary(figures.iter().map(|f| f.precision).collect());
+    let recall = summary(figures.iter().map(|f| f.recall).collect());
+    let f1 = summary(figures.iter().map(|f| f.f1).collect());
+    let mcc = summary(figures.iter().map(|f| f.mcc).collect());
+    let lift = summary(figures.iter().map(|f| f.lift).collect());
+    let categorised: Vec<f64> = figures.iter().filter_map(|f| f.category_accuracy).collect();
+    let category = (!categorised.is_empty()).then(|| summary(categorised));
+    let build = |pick: fn((f64, f64)) -> f64| Figures {
         precision: pick(precision),
         recall: pick(recall),
         f1: pick(f1),
         mcc: pick(mcc),
         lift: pick(lift),
-        category_accuracy: category,
+        category_accuracy: category.map(pick),
     };
-    (
-        build(|pair| pair.0, category.0),
-        build(|pair| pair.1, category.1),
-    )
+    (build(|pair| pair.0), build(|pair| pair.1))
+}
+
+fn mean(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        0.0
+    } else {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    let middle = values.len() / 2;
+    if values.len().is_multiple_of(2) {
+        (values[middle - 1] + values[middle]) / 2.0
+    } else {
+        values[middle]
+    }
 }
 
 #[cfg(test)]

@@ -93,6 +93,13 @@ pub struct TestOutcome {
     pub nearest_id: Option<String>,
 }
 
+/// What one split produced: its tests' outcomes (by position in the tested data) and its times.
+struct SplitResult {
+    outcomes: Vec<(usize, TestOutcome)>,
+    train_seconds: f64,
+    predict_seconds: f64,
+}
+
 struct Split {
     project: String,
     train: Vec<usize>,
@@ -125,7 +132,7 @@ pub fn evaluate(
 
     let (splits, skipped_projects) = make_splits(tests, &pool, settings);
     let finished = AtomicUsize::new(0);
-    let results: Vec<(Vec<(usize, TestOutcome)>, f64, f64)> = splits
+    let results: Vec<SplitResult> = splits
         .par_iter()
         .map(|split| {
             let result = run_split(split, &pool, &bags, settings);
@@ -136,10 +143,10 @@ pub fn evaluate(
 
     let mut outcomes: Vec<(usize, TestOutcome)> = Vec::new();
     let (mut train_seconds, mut predict_seconds) = (0.0, 0.0);
-    for (split_outcomes, train, predict) in results {
-        outcomes.extend(split_outcomes);
-        train_seconds += train;
-        predict_seconds += predict;
+    for result in results {
+        outcomes.extend(result.outcomes);
+        train_seconds += result.train_seconds;
+        predict_seconds += result.predict_seconds;
     }
     // Grouped by project, in the order of the input within each.
     outcomes.sort_by(|a, b| a.1.project.cmp(&b.1.project).then(a.0.cmp(&b.0)));
@@ -284,7 +291,7 @@ fn run_split(
     pool: &[&LabeledTest],
     bags: &[TokenBag],
     settings: &EvalSettings,
-) -> (Vec<(usize, TestOutcome)>, f64, f64) {
+) -> SplitResult {
     let started = Instant::now();
     let index = Index::build(
         &settings.build,
@@ -328,7 +335,11 @@ fn run_split(
             )
         })
         .collect();
-    (outcomes, train_seconds, started.elapsed().as_secs_f64())
+    SplitResult {
+        outcomes,
+        train_seconds,
+        predict_seconds: started.elapsed().as_secs_f64(),
+    }
 }
 
 fn summarise(

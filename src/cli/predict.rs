@@ -1,0 +1,210 @@
+//! `flakesense predict`: every test of some files, with its score, verdict, category and neighbours.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::analysis::{self, Models, Thresholds};
+use crate::category::Category;
+use crate::files::read_source;
+use crate::index::Index;
+use crate::language::Language;
+use crate::line_index::{ColumnUnit, LineIndex};
+
+#[derive(Debug, Args)]
+pub struct PredictArgs {
+    /// Source files to judge
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Model to use instead of the shipped default of each file's language (repeatable)
+    #[arg(long = "model", value_name = "MODEL")]
+    models: Vec<PathBuf>,
+    /// Neighbours that vote
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..))]
+    k: u64,
+    /// Flaky when the flaky share of the vote exceeds this
+    #[arg(long, default_value_t = 0.5)]
+    sigma: f64,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Serialize)]
+struct TestVerdict {
+    path: String,
+    line: u32,
+    column: u32,
+    id: String,
+    score: f64,
+    flaky: bool,
+    category: Option<Category>,
+    shared_tokens: Vec<String>,
+    neighbors: Vec<NeighborView>,
+}
+
+#[derive(Debug, Serialize)]
+struct NeighborView {
+    id: String,
+    project: String,
+    flaky: bool,
+    categories: Vec<Category>,
+    distance: f64,
+}
+
+pub fn run(args: PredictArgs) -> Result<ExitCode> {
+    let extra: Vec<Arc<Index>> = args
+        .models
+        .iter()
+        .map(|path| {
+            Index::load(path)
+                .map(Arc::new)
+                .context("cannot use --model")
+        })
+        .collect::<Result<_>>()?;
+    let thresholds = Thresholds {
+        k: args.k as usize,
+        warning: 1.0,
+        information: args.sigma,
+    };
+    let mut verdicts = Vec::new();
+    let mut failures = 0;
+    for path in &args.files {
+        let file = match read_source(path) {
+            Ok(file) => file,
+            Err(reason) => {
+                eprintln!("skipped {}: {reason}", path.display());
+                failures += 1;
+                continue;
+            }
+        };
+        if file.lossy {
+            eprintln!(
+                "warning: {} is not valid UTF-8; invalid bytes were replaced",
+                path.display()
+            );
+        }
+        let models = models_for(file.language, &extra)?;
+        let display = path.display().to_string();
+        let (reports, has_syntax_errors) = analysis::analyze_source(
+            &models,
+            &thresholds,
+            file.language,
+            &display.replace('\\', "/"),
+            &file.text,
+        );
+        if has_syntax_errors {
+            eprintln!("warning: {display} has syntax errors; judging the tests that parse");
+        }
+        let lines = LineIndex::new(&file.text);
+        for report in reports {
+            let (line, column) =
+                lines.position(&file.text, report.test.name_range.start, ColumnUnit::Char);
+            let prediction = report.prediction;
+            verdicts.push(TestVerdict {
+                path: display.clone(),
+                line: line + 1,
+                column: column + 1,
+                id: report.test.id,
+                score: prediction.score,
+                flaky: prediction.flaky,
+                category: prediction.category,
+                shared_tokens: prediction.shared_tokens,
+                neighbors: prediction
+                    .neighbors
+                    .into_iter()
+                    .map(|neighbor| NeighborView {
+                        id: neighbor.id,
+                        project: neighbor.project,
+                        flaky: neighbor.flaky,
+                        categories: neighbor.categories,
+                        distance: neighbor.distance,
+                    })
+                    .collect(),
+            });
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &verdicts)?;
+            writeln!(out)?;
+        }
+        Format::Text => write_text(&mut out, &verdicts)?,
+    }
+    Ok(if failures > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn models_for(language: Language, extra: &[Arc<Index>]) -> Result<Models> {
+    if !extra.is_empty() {
+        return Ok(Models {
+            defaults: Vec::new(),
+            project: None,
+            extra: extra.to_vec(),
+        });
+    }
+    let default = crate::models::embedded(language)
+        .map_err(|error| anyhow::anyhow!("the shipped {language} model is unreadable: {error}"))?;
+    Ok(Models {
+        defaults: vec![default],
+        project: None,
+        extra: Vec::new(),
+    })
+}
+
+fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
+    for verdict in verdicts {
+        let verdict_text = match (verdict.flaky, verdict.category) {
+            (true, Some(category)) => format!("likely flaky ({category})"),
+            (true, None) => "likely flaky (cause unknown)".to_string(),
+            (false, _) => "not flagged".to_string(),
+        };
+        writeln!(
+            out,
+            "{}:{}:{}: {} score {:.2}: {verdict_text}",
+            verdict.path, verdict.line, verdict.column, verdict.id, verdict.score
+        )?;
+        if !verdict.shared_tokens.is_empty() {
+            writeln!(
+                out,
+                "    shares with flaky neighbours: {}",
+                verdict.shared_tokens.join(", ")
+            )?;
+        }
+        for neighbor in &verdict.neighbors {
+            let categories: Vec<&str> = neighbor
+                .categories
+                .iter()
+                .map(|category| category.name())
+                .collect();
+            writeln!(
+                out,
+                "    {:.3}  {:<9} {} ({}){}",
+                neighbor.distance,
+                if neighbor.flaky { "flaky" } else { "not flaky" },
+                neighbor.id,
+                neighbor.project,
+                if categories.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", categories.join(", "))
+                }
+            )?;
+        }
+    }
+    Ok(())
+}
