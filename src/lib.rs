@@ -8,13 +8,21 @@
 //! - [`predict`]: FLAST's distance-weighted vote of the k nearest neighbours, the likely category
 //!   and the evidence behind the verdict.
 //!
-//! Around it: [`dataset`] reads the canonical labelled CSV, [`eval`] measures accuracy with the
-//! paper's protocols, and [`cli`] is the command line.
+//! Around it:
+//!
+//! - [`analysis`]: the facade both front ends call, a file in and a judgement per test out,
+//!   with the [`models`] shipped in the binary and the project's own [`workspace`] index.
+//! - [`dataset`] reads the canonical labelled CSV; [`eval`] measures accuracy with the paper's
+//!   protocols.
+//! - [`cli`] is the command line; [`config`] the settings both front ends share; [`files`] reads
+//!   source files from disk; [`line_index`] converts byte offsets to lines and columns.
+//!
 //! Nothing in the pipeline performs IO on its own or fails on broken code.
 
 pub mod analysis;
 pub mod category;
 pub mod cli;
+pub mod config;
 pub mod dataset;
 pub mod embed;
 pub mod eval;
@@ -25,3 +33,4 @@ pub mod language;
 pub mod line_index;
 pub mod models;
 pub mod predict;
+pub mod workspace;

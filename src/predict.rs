@@ -154,7 +154,9 @@ pub fn predict(
             }
         };
         let query = model.embed(&bag);
-        for (entry, similarity) in model.nearest(&query, settings.k, |_| true) {
+        // A project index holds tests of every language; only the judged test's own may vote.
+        let same_language = |position: usize| model.entries()[position].language == language;
+        for (entry, similarity) in model.nearest(&query, settings.k, same_language) {
             candidates.push((model_position, entry, similarity, query.clone()));
         }
     }

@@ -1,0 +1,222 @@
+//! Settings shared by the language server and `flakesense check`: a `flakesense.toml` at the
+//! workspace root, overridden by the editor's settings or by command-line flags.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+use crate::analysis::Thresholds;
+
+/// The name of the settings file at a workspace root.
+pub const CONFIG_FILE: &str = "flakesense.toml";
+
+/// User settings. Every field is optional so that layers can be merged: defaults, then
+/// `flakesense.toml`, then the editor's settings or the command line.
+///
+/// Keys are kebab-case in TOML (`warning-threshold`) and accepted in camelCase from editors
+/// (`warningThreshold`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Config {
+    /// A score at or above this is a warning (default 0.95).
+    #[serde(alias = "warningThreshold")]
+    pub warning_threshold: Option<f64>,
+    /// A score above this is reported as information (default 0.5).
+    #[serde(alias = "informationThreshold")]
+    pub information_threshold: Option<f64>,
+    /// Neighbours that vote (default 7).
+    pub k: Option<usize>,
+    /// Further model files consulted beside the shipped default and the project's own index.
+    /// Relative paths are relative to the workspace root.
+    #[serde(default)]
+    pub models: Vec<PathBuf>,
+    /// Glob patterns of files never analysed, relative to the workspace root (`vendor/**`).
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+impl Config {
+    /// Reads `flakesense.toml` from a workspace root; a missing file gives the defaults.
+    pub fn load(root: &Path) -> Result<Config> {
+        let path = root.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Config::default());
+            }
+            Err(error) => {
+                return Err(error).with_context(|| format!("cannot read {}", path.display()));
+            }
+        };
+        let mut config: Config =
+            toml::from_str(&text).with_context(|| format!("invalid {}", path.display()))?;
+        config.models = config
+            .models
+            .into_iter()
+            .map(|model| {
+                if model.is_relative() {
+                    root.join(model)
+                } else {
+                    model
+                }
+            })
+            .collect();
+        config
+            .validate()
+            .with_context(|| format!("invalid {}", path.display()))?;
+        Ok(config)
+    }
+
+    /// Parses settings sent by an editor (`initializationOptions`, `workspace/configuration`).
+    pub fn from_json(value: serde_json::Value) -> Result<Config> {
+        if value.is_null() {
+            return Ok(Config::default());
+        }
+        let config: Config =
+            serde_json::from_value(value).context("invalid flakesense settings")?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Settings of `other` win over these where both have a value; lists are concatenated.
+    pub fn merged_with(mut self, other: Config) -> Config {
+        self.warning_threshold = other.warning_threshold.or(self.warning_threshold);
+        self.information_threshold = other.information_threshold.or(self.information_threshold);
+        self.k = other.k.or(self.k);
+        self.models.extend(other.models);
+        self.exclude.extend(other.exclude);
+        self
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        for (name, value) in [
+            ("warning-threshold", self.warning_threshold),
+            ("information-threshold", self.information_threshold),
+        ] {
+            if let Some(value) = value
+                && !(0.0..=1.0).contains(&value)
+            {
+                bail!("{name} must lie between 0 and 1, found {value}");
+            }
+        }
+        if self.k == Some(0) {
+            bail!("k must be at least 1");
+        }
+        let thresholds = self.thresholds();
+        if thresholds.information > thresholds.warning {
+            bail!(
+                "information-threshold ({}) must not exceed warning-threshold ({})",
+                thresholds.information,
+                thresholds.warning
+            );
+        }
+        for pattern in &self.exclude {
+            globset::Glob::new(pattern)
+                .with_context(|| format!("invalid exclude pattern `{pattern}`"))?;
+        }
+        Ok(())
+    }
+
+    /// The thresholds these settings give, defaults filled in.
+    pub fn thresholds(&self) -> Thresholds {
+        let defaults = Thresholds::default();
+        Thresholds {
+            k: self.k.unwrap_or(defaults.k),
+            warning: self.warning_threshold.unwrap_or(defaults.warning),
+            information: self.information_threshold.unwrap_or(defaults.information),
+        }
+    }
+
+    /// A matcher for the exclude patterns; call after [`Config::validate`].
+    pub fn exclude_matcher(&self) -> Result<globset::GlobSet> {
+        let mut builder = globset::GlobSetBuilder::new();
+        for pattern in &self.exclude {
+            builder.add(globset::Glob::new(pattern)?);
+        }
+        Ok(builder.build()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_toml_and_resolves_model_paths() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(
+            root.path().join(CONFIG_FILE),
+            "warning-threshold = 0.9\nk = 5\nmodels = [\"ci/flaky.idx\"]\nexclude = [\"vendor/**\"]\n",
+        )
+        .unwrap();
+        let config = Config::load(root.path()).unwrap();
+        assert_eq!(
+            config.thresholds(),
+            Thresholds {
+                k: 5,
+                warning: 0.9,
+                information: 0.5
+            }
+        );
+        assert_eq!(config.models, [root.path().join("ci/flaky.idx")]);
+        assert!(
+            config
+                .exclude_matcher()
+                .unwrap()
+                .is_match("vendor/lib/Test.java")
+        );
+    }
+
+    #[test]
+    fn a_missing_file_gives_defaults() {
+        let root = tempfile::tempdir().unwrap();
+        assert_eq!(Config::load(root.path()).unwrap(), Config::default());
+        assert_eq!(Config::default().thresholds(), Thresholds::default());
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_problem() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join(CONFIG_FILE), "warning-treshold = 0.9\n").unwrap();
+        let error = format!("{:#}", Config::load(root.path()).unwrap_err());
+        assert!(
+            error.contains(CONFIG_FILE) && error.contains("warning-treshold"),
+            "{error}"
+        );
+        std::fs::write(
+            root.path().join(CONFIG_FILE),
+            "information-threshold = 0.99\n",
+        )
+        .unwrap();
+        let error = format!("{:#}", Config::load(root.path()).unwrap_err());
+        assert!(error.contains("must not exceed"), "{error}");
+    }
+
+    #[test]
+    fn editor_settings_use_camel_case_and_win_when_merged() {
+        let editor =
+            Config::from_json(serde_json::json!({"warningThreshold": 0.8, "exclude": ["gen/**"]}))
+                .unwrap();
+        let file = Config {
+            warning_threshold: Some(0.9),
+            k: Some(3),
+            ..Config::default()
+        };
+        let merged = file.merged_with(editor);
+        assert_eq!(
+            merged.thresholds(),
+            Thresholds {
+                k: 3,
+                warning: 0.8,
+                information: 0.5
+            }
+        );
+        assert_eq!(merged.exclude, ["gen/**"]);
+        assert!(Config::from_json(serde_json::json!({"k": 0})).is_err());
+        assert_eq!(
+            Config::from_json(serde_json::Value::Null).unwrap(),
+            Config::default()
+        );
+    }
+}

@@ -1,0 +1,168 @@
+//! A project's own index of labelled tests, `.flakesense/index` at the workspace root: where it
+//! lives, how it is created, and what happens when it is damaged.
+
+use std::path::{Path, PathBuf};
+
+use crate::embed::{Projection, Tokenizer};
+use crate::index::{Index, LoadError, ModelParams};
+
+/// The project index's path, relative to the workspace root.
+pub const INDEX_PATH: &str = ".flakesense/index";
+
+pub fn index_path(root: &Path) -> PathBuf {
+    root.join(INDEX_PATH)
+}
+
+/// The workspace root of a path: the nearest ancestor holding `.flakesense`, `flakesense.toml`
+/// or `.git`, else the path itself (or its directory, for a file).
+pub fn find_root(start: &Path) -> PathBuf {
+    let start = if start.is_file() {
+        start.parent().unwrap_or(start)
+    } else {
+        start
+    };
+    start
+        .ancestors()
+        .find(|directory| {
+            [".flakesense", crate::config::CONFIG_FILE, ".git"]
+                .iter()
+                .any(|marker| directory.join(marker).exists())
+        })
+        .unwrap_or(start)
+        .to_path_buf()
+}
+
+/// The parameters of a new project index. They do not depend on the project, so a test marked
+/// in the editor is embedded the same way on every machine.
+pub fn new_index_params() -> ModelParams {
+    ModelParams {
+        tokenizer: Tokenizer::Code,
+        projection: Projection {
+            dims: 940,
+            nonzeros_per_token: 4,
+            seed: 42,
+        },
+        description: "project index of labels given in the editor or imported from its history"
+            .to_string(),
+    }
+}
+
+/// What was found at a workspace's index path.
+#[derive(Debug)]
+pub enum ProjectIndex {
+    Missing,
+    Loaded(Index),
+    /// The file was damaged; it was moved to `moved_to` so nothing is lost, and a new index
+    /// can be written in its place.
+    Corrupt {
+        error: LoadError,
+        moved_to: PathBuf,
+    },
+    /// The file cannot be used but is not ours to move: unreadable, foreign, or from a newer
+    /// release. It is left alone.
+    Unusable(LoadError),
+}
+
+/// Loads a workspace's index, moving a damaged one aside.
+pub fn load_project_index(root: &Path) -> ProjectIndex {
+    let path = index_path(root);
+    if !path.exists() {
+        return ProjectIndex::Missing;
+    }
+    match Index::load(&path) {
+        Ok(index) => ProjectIndex::Loaded(index),
+        Err(error) if error.is_corruption() => match quarantine(&path) {
+            Ok(moved_to) => ProjectIndex::Corrupt { error, moved_to },
+            Err(_) => ProjectIndex::Unusable(error),
+        },
+        Err(error) => ProjectIndex::Unusable(error),
+    }
+}
+
+/// Moves a damaged file aside as `<name>.corrupt-<n>`, never overwriting an earlier one.
+pub fn quarantine(path: &Path) -> std::io::Result<PathBuf> {
+    let name = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or("index");
+    for attempt in 1u32.. {
+        let candidate = path.with_file_name(format!("{name}.corrupt-{attempt}"));
+        if !candidate.exists() {
+            std::fs::rename(path, &candidate)?;
+            return Ok(candidate);
+        }
+    }
+    unreachable!("some numbered name is free")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_index_is_reported_as_missing() {
+        let root = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            load_project_index(root.path()),
+            ProjectIndex::Missing
+        ));
+    }
+
+    #[test]
+    fn a_saved_index_loads() {
+        let root = tempfile::tempdir().unwrap();
+        Index::empty(new_index_params())
+            .save(&index_path(root.path()))
+            .unwrap();
+        assert!(
+            matches!(load_project_index(root.path()), ProjectIndex::Loaded(index) if index.is_empty())
+        );
+    }
+
+    #[test]
+    fn a_damaged_index_is_moved_aside_not_lost() {
+        let root = tempfile::tempdir().unwrap();
+        let path = index_path(root.path());
+        Index::empty(new_index_params()).save(&path).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+        let ProjectIndex::Corrupt { moved_to, .. } = load_project_index(root.path()) else {
+            panic!("a flipped byte is corruption");
+        };
+        assert!(!path.exists());
+        assert_eq!(std::fs::read(&moved_to).unwrap(), bytes);
+        // A second damaged file gets its own name.
+        std::fs::write(&path, &bytes).unwrap();
+        let ProjectIndex::Corrupt {
+            moved_to: second, ..
+        } = load_project_index(root.path())
+        else {
+            panic!("still corruption");
+        };
+        assert_ne!(second, moved_to);
+    }
+
+    #[test]
+    fn a_foreign_file_is_left_alone() {
+        let root = tempfile::tempdir().unwrap();
+        let path = index_path(root.path());
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, b"not an index at all").unwrap();
+        assert!(matches!(
+            load_project_index(root.path()),
+            ProjectIndex::Unusable(_)
+        ));
+        assert!(path.exists());
+    }
+
+    #[test]
+    fn the_root_is_the_nearest_marked_ancestor() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join(".git")).unwrap();
+        let nested = root.path().join("a/b");
+        std::fs::create_dir_all(&nested).unwrap();
+        assert_eq!(find_root(&nested), root.path());
+    }
+}
