@@ -51,7 +51,7 @@ pub fn new_index_params() -> ModelParams {
 #[derive(Debug)]
 pub enum ProjectIndex {
     Missing,
-    Loaded(Index),
+    Loaded(Box<Index>),
     /// The file was damaged; it was moved to `moved_to` so nothing is lost, and a new index
     /// can be written in its place.
     Corrupt {
@@ -70,7 +70,7 @@ pub fn load_project_index(root: &Path) -> ProjectIndex {
         return ProjectIndex::Missing;
     }
     match Index::load(&path) {
-        Ok(index) => ProjectIndex::Loaded(index),
+        Ok(index) => ProjectIndex::Loaded(Box::new(index)),
         Err(error) if error.is_corruption() => match quarantine(&path) {
             Ok(moved_to) => ProjectIndex::Corrupt { error, moved_to },
             Err(_) => ProjectIndex::Unusable(error),
