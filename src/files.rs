@@ -73,6 +73,80 @@ pub fn read_source(path: &Path) -> Result<SourceFile, Skipped> {
     })
 }
 
+/// A problem met while walking directories; reported, then the walk goes on.
+#[derive(Debug)]
+pub struct WalkProblem {
+    pub path: Option<std::path::PathBuf>,
+    pub message: String,
+}
+
+/// The Java, Python and Rust files under `roots` (files given directly are kept whatever their
+/// name). `.gitignore`, `.ignore` and git's exclude files are honoured, hidden directories
+/// skipped, symbolic links followed with loops reported, and paths matching `exclude`
+/// (relative to `base`) left out. The order is sorted, so output is stable.
+pub fn walk_sources(
+    roots: &[std::path::PathBuf],
+    base: &Path,
+    exclude: &globset::GlobSet,
+) -> (Vec<std::path::PathBuf>, Vec<WalkProblem>) {
+    let mut found = Vec::new();
+    let mut problems = Vec::new();
+    let excluded = |path: &Path| {
+        let relative = path.strip_prefix(base).unwrap_or(path);
+        exclude.is_match(relative)
+    };
+    for root in roots {
+        if root.is_file() {
+            if !excluded(root) {
+                found.push(root.clone());
+            }
+            continue;
+        }
+        if !root.exists() {
+            problems.push(WalkProblem {
+                path: Some(root.clone()),
+                message: "no such file or directory".to_string(),
+            });
+            continue;
+        }
+        let walker = ignore::WalkBuilder::new(root)
+            .follow_links(true)
+            .require_git(false)
+            .build();
+        for entry in walker {
+            match entry {
+                Ok(entry) => {
+                    let path = entry.path();
+                    if entry.file_type().is_some_and(|kind| kind.is_file())
+                        && Language::from_path(path).is_some()
+                        && !excluded(path)
+                    {
+                        found.push(path.to_path_buf());
+                    }
+                }
+                Err(error) => problems.push(WalkProblem {
+                    path: walk_error_path(&error),
+                    message: error.to_string(),
+                }),
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    (found, problems)
+}
+
+fn walk_error_path(error: &ignore::Error) -> Option<std::path::PathBuf> {
+    match error {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error_path(err)
+        }
+        ignore::Error::Loop { child, .. } => Some(child.clone()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +178,48 @@ mod tests {
             read_source(&directory.path().join("missing.py")),
             Err(Skipped::Unreadable(_))
         ));
+    }
+
+    #[test]
+    fn walking_honours_gitignore_excludes_and_reports_loops() {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path();
+        for file in [
+            "src/test/FooTest.java",
+            "tests/test_a.py",
+            "target/gen/GenTest.java",
+            "vendor/x_test.rs",
+            "README.md",
+        ] {
+            let path = base.join(file);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, "").unwrap();
+        }
+        fs::write(base.join(".gitignore"), "target/\n").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(base, base.join("src/loop")).unwrap();
+        let mut exclude = globset::GlobSetBuilder::new();
+        exclude.add(globset::Glob::new("vendor/**").unwrap());
+        let (found, problems) =
+            walk_sources(&[base.to_path_buf()], base, &exclude.build().unwrap());
+        let relative: Vec<_> = found
+            .iter()
+            .map(|path| path.strip_prefix(base).unwrap().to_path_buf())
+            .collect();
+        assert_eq!(
+            relative,
+            [
+                Path::new("src/test/FooTest.java"),
+                Path::new("tests/test_a.py")
+            ]
+        );
+        #[cfg(unix)]
+        assert!(
+            problems
+                .iter()
+                .any(|problem| problem.message.contains("loop")),
+            "{problems:?}"
+        );
     }
 
     #[test]
