@@ -128,6 +128,7 @@ fn write_predictions(path: &PathBuf, outcomes: &[TestOutcome]) -> Result<()> {
         "predicted",
         "category",
         "nearest",
+        "distance",
     ])?;
     for outcome in outcomes {
         writer.write_record([
@@ -138,6 +139,7 @@ fn write_predictions(path: &PathBuf, outcomes: &[TestOutcome]) -> Result<()> {
             if outcome.predicted { "1" } else { "0" },
             outcome.category.map_or("", |category| category.name()),
             outcome.nearest_id.as_deref().unwrap_or(""),
+            &format!("{:.4}", outcome.nearest_distance),
         ])?;
     }
     writer.flush()?;

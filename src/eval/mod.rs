@@ -91,6 +91,8 @@ pub struct TestOutcome {
     pub predicted: bool,
     pub category: Option<Category>,
     pub nearest_id: Option<String>,
+    /// Cosine distance to the nearest training test (1 when there is none).
+    pub nearest_distance: f64,
 }
 
 /// What one split produced: its tests' outcomes (by position in the tested data) and its times.
@@ -331,6 +333,7 @@ fn run_split(
                     nearest_id: nearest
                         .first()
                         .map(|&(position, _)| entries[position].id.clone()),
+                    nearest_distance: nearest.first().map_or(1.0, |&(_, similarity)| (1.0 - similarity).max(0.0)),
                 },
             )
         })
