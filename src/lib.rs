@@ -33,4 +33,6 @@ pub mod language;
 pub mod line_index;
 pub mod models;
 pub mod predict;
+pub mod prior;
+pub mod signals;
 pub mod workspace;

@@ -1,20 +1,23 @@
-//! FLAST's verdict: the distance-weighted vote of the k nearest labelled tests (Bertolino et al.,
-//! Algorithm 1), the likely category, and the evidence behind both.
+//! The verdict on a test: FLAST's distance-weighted vote of the k nearest labelled tests
+//! (Bertolino et al., Algorithm 1), combined with a shipped model's signal prior, the likely
+//! category, and the evidence behind both.
 
 use std::collections::HashMap;
 
 use crate::category::Category;
-use crate::embed::TokenBag;
+use crate::embed::{TokenBag, Tokenizer};
 use crate::index::{Index, Origin, Query};
 use crate::language::Language;
+use crate::prior::SignalPrior;
+use crate::signals::{self, SignalHit};
 
 /// How many neighbours vote and where the line between flaky and not flaky lies.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
     /// The paper uses k = 7.
     pub k: usize,
-    /// A test is flaky when the flaky share of the vote exceeds sigma: 0.5 favours recall, 0.95
-    /// precision (the paper's two settings).
+    /// A test is flaky when its score exceeds sigma: 0.5 favours recall, 0.95 precision (the
+    /// paper's two settings).
     pub sigma: f64,
 }
 
@@ -28,6 +31,13 @@ impl Default for Settings {
 /// vectors, and anything nearer than this is rounding.
 const DUPLICATE_DISTANCE: f64 = 1e-9;
 
+/// With a signal prior, neighbours at this cosine distance or farther do not vote. Measured on
+/// leave-one-project-out runs: neighbours from other projects sit at 0.3 to 0.8 and their labels
+/// carry no information there, while neighbours in the same project are far nearer.
+pub const VOTE_HORIZON: f64 = 0.25;
+/// With a signal prior, the prior weighs as much as this much neighbour weight (1/D - 1/H summed).
+pub const PRIOR_STRENGTH: f64 = 10.0;
+
 /// A neighbour's part in the vote.
 #[derive(Debug, Clone, Copy)]
 pub struct Ballot<'a> {
@@ -37,28 +47,48 @@ pub struct Ballot<'a> {
     pub distance: f64,
 }
 
+/// What a signal prior says about a test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PriorOpinion {
+    /// The prior's calibrated score.
+    pub score: f64,
+    /// The category of the strongest signal that speaks for flakiness.
+    pub category: Option<Category>,
+}
+
 /// The outcome of a vote.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Vote {
-    /// phi / (phi + psi): the flaky share of the 1/D-weighted vote, 0 with no neighbours.
+    /// Without a prior, phi / (phi + psi): the flaky share of the 1/D-weighted vote, 0 with no
+    /// neighbours. With one, the prior joins the vote as a pseudo-neighbour (see [`vote`]).
     pub score: f64,
-    /// The majority category of the flaky neighbours, when any of them has one.
     pub category: Option<Category>,
     pub flaky_neighbors: usize,
+    /// The summed weight of the neighbours that voted; with a prior, 0 means the verdict rests on
+    /// the signals alone.
+    pub neighbor_weight: f64,
 }
 
-/// FLAST's vote. phi sums 1/D over flaky neighbours and psi over the others. When some
-/// neighbours are exact duplicates (D = 0), only they vote, with equal weight, as scikit-learn's
-/// distance weighting does, instead of dividing by zero.
-pub fn vote(ballots: &[Ballot<'_>]) -> Vote {
+/// FLAST's vote. phi sums 1/D over flaky neighbours and psi over the others; the score is
+/// phi / (phi + psi). When some neighbours are exact duplicates (D = 0), only they vote, with
+/// equal weight, as scikit-learn's distance weighting does, instead of dividing by zero.
+///
+/// With a signal prior (a shipped model's estimate for unseen projects), neighbours vote with
+/// weight 1/D - 1/[`VOTE_HORIZON`] (none beyond it) and the prior adds [`PRIOR_STRENGTH`] of
+/// weight at its own score: near neighbours, as in a project's own history, outvote the prior;
+/// far ones, as across projects, leave the verdict to it.
+pub fn vote(ballots: &[Ballot<'_>], prior: Option<PriorOpinion>) -> Vote {
     let has_duplicate = ballots
         .iter()
         .any(|ballot| ballot.distance <= DUPLICATE_DISTANCE);
-    let weight = |ballot: &Ballot<'_>| match (has_duplicate, ballot.distance <= DUPLICATE_DISTANCE)
-    {
-        (true, true) => 1.0,
-        (true, false) => 0.0,
-        (false, _) => 1.0 / ballot.distance,
+    let prior = prior.filter(|_| !has_duplicate);
+    let weight = |ballot: &Ballot<'_>| {
+        let duplicate = ballot.distance <= DUPLICATE_DISTANCE;
+        match (has_duplicate, prior.is_some()) {
+            (true, _) => f64::from(u8::from(duplicate)),
+            (false, false) => 1.0 / ballot.distance,
+            (false, true) => (1.0 / ballot.distance - 1.0 / VOTE_HORIZON).max(0.0),
+        }
     };
     let (mut phi, mut psi) = (0.0, 0.0);
     let mut categories: HashMap<Category, (usize, f64)> = HashMap::new();
@@ -77,14 +107,10 @@ pub fn vote(ballots: &[Ballot<'_>]) -> Vote {
             psi += weight;
         }
     }
-    let score = if phi + psi > 0.0 {
-        phi / (phi + psi)
-    } else {
-        0.0
-    };
     // Majority by count; ties go to the larger summed weight, then to the taxonomy's order.
-    let category = categories
+    let neighbor_category = categories
         .into_iter()
+        .filter(|(_, (_, weight))| *weight > 0.0)
         .max_by(|(a, (count_a, weight_a)), (b, (count_b, weight_b))| {
             count_a
                 .cmp(count_b)
@@ -92,11 +118,51 @@ pub fn vote(ballots: &[Ballot<'_>]) -> Vote {
                 .then(b.cmp(a))
         })
         .map(|(category, _)| category);
+    let neighbor_weight = phi + psi;
+    let (score, category) = match prior {
+        None => (
+            if neighbor_weight > 0.0 {
+                phi / neighbor_weight
+            } else {
+                0.0
+            },
+            neighbor_category,
+        ),
+        Some(prior) => {
+            let prior_flaky = PRIOR_STRENGTH * prior.score;
+            let score = (phi + prior_flaky) / (neighbor_weight + PRIOR_STRENGTH);
+            // The category comes from whichever says more for flakiness: the flaky neighbours
+            // or the signals.
+            let category = if phi > prior_flaky {
+                neighbor_category.or(prior.category)
+            } else {
+                prior.category.or(neighbor_category)
+            };
+            (score, category)
+        }
+    };
     Vote {
         score,
         category,
         flaky_neighbors,
+        neighbor_weight,
     }
+}
+
+/// What a prior makes of a test's signal hits: its score, and the hits that speak for
+/// flakiness (positive weight), strongest first.
+pub fn prior_opinion(prior: &SignalPrior, hits: &[SignalHit]) -> (PriorOpinion, Vec<SignalHit>) {
+    let mut evidence: Vec<SignalHit> = hits
+        .iter()
+        .filter(|hit| prior.weight(hit.name) > 0.0)
+        .cloned()
+        .collect();
+    evidence.sort_by(|a, b| prior.weight(b.name).total_cmp(&prior.weight(a.name)));
+    let opinion = PriorOpinion {
+        score: prior.score(hits),
+        category: evidence.first().map(|hit| hit.category),
+    };
+    (opinion, evidence)
 }
 
 /// A labelled test near the one being judged, with what it shares with it.
@@ -127,14 +193,21 @@ pub struct Prediction {
     pub neighbors: Vec<Neighbor>,
     /// Tokens the test shares with its flaky neighbours, the most widely shared and rarest first.
     pub shared_tokens: Vec<String>,
+    /// Signals of the catalogue that speak for flakiness, strongest first (with a shipped model).
+    pub signals: Vec<SignalHit>,
+    /// The signal prior's own score, when a model has a prior for this language.
+    pub prior_score: Option<f64>,
+    /// The weight the neighbours had in the vote; with a prior, 0 means the signals decided alone.
+    pub neighbor_weight: f64,
 }
 
 /// How many shared tokens a prediction lists.
 const SHARED_TOKENS_SHOWN: usize = 8;
 
 /// Judges one test against several models at once (the shipped model and the project's own
-/// index): the k nearest neighbours over all of them vote. Models built with the same tokeniser
-/// and projection measure distance in the same space.
+/// index): the k nearest neighbours over all of them vote, with the signal prior of the first
+/// model that has one for the language. Models built with the same tokeniser and projection
+/// measure distance in the same space.
 pub fn predict(
     models: &[&Index],
     language: Language,
@@ -142,7 +215,7 @@ pub fn predict(
     settings: Settings,
 ) -> Prediction {
     let mut candidates: Vec<(usize, usize, f64, Query)> = Vec::new();
-    let mut bags: Vec<(crate::embed::Tokenizer, TokenBag)> = Vec::new();
+    let mut bags: Vec<(Tokenizer, TokenBag)> = Vec::new();
     for (model_position, model) in models.iter().enumerate() {
         let tokenizer = model.params().tokenizer;
         let bag = match bags.iter().find(|(kind, _)| *kind == tokenizer) {
@@ -193,7 +266,21 @@ pub fn predict(
             distance: neighbor.distance,
         })
         .collect();
-    let outcome = vote(&ballots);
+    let prior = models.iter().find_map(|model| {
+        model
+            .params()
+            .prior
+            .as_ref()
+            .filter(|prior| prior.language == language)
+    });
+    let (opinion, evidence) = match prior {
+        Some(prior) => {
+            let (opinion, evidence) = prior_opinion(prior, &signals::detect(language, code));
+            (Some(opinion), evidence)
+        }
+        None => (None, Vec::new()),
+    };
+    let outcome = vote(&ballots, opinion);
     let shared_tokens = shared_with_flaky(&neighbors);
     Prediction {
         score: outcome.score,
@@ -201,6 +288,9 @@ pub fn predict(
         category: outcome.category,
         neighbors,
         shared_tokens,
+        signals: evidence,
+        prior_score: opinion.map(|opinion| opinion.score),
+        neighbor_weight: outcome.neighbor_weight,
     }
 }
 
@@ -239,52 +329,105 @@ mod tests {
     #[test]
     fn the_vote_weights_by_inverse_distance() {
         // phi = 1/0.1 = 10, psi = 1/0.5 + 1/0.5 = 4: score 10/14.
-        let outcome = vote(&[
-            ballot(true, 0.1, &[]),
-            ballot(false, 0.5, &[]),
-            ballot(false, 0.5, &[]),
-        ]);
+        let outcome = vote(
+            &[
+                ballot(true, 0.1, &[]),
+                ballot(false, 0.5, &[]),
+                ballot(false, 0.5, &[]),
+            ],
+            None,
+        );
         assert!((outcome.score - 10.0 / 14.0).abs() < 1e-12);
         assert_eq!(outcome.flaky_neighbors, 1);
     }
 
     #[test]
     fn exact_duplicates_decide_alone_without_dividing_by_zero() {
-        let outcome = vote(&[
-            ballot(false, 0.0, &[]),
-            ballot(true, 0.01, &[]),
-            ballot(true, 0.02, &[]),
-        ]);
+        let outcome = vote(
+            &[
+                ballot(false, 0.0, &[]),
+                ballot(true, 0.01, &[]),
+                ballot(true, 0.02, &[]),
+            ],
+            None,
+        );
         assert_eq!(outcome.score, 0.0);
-        let outcome = vote(&[
-            ballot(true, 0.0, &[]),
-            ballot(false, 0.0, &[]),
-            ballot(false, 0.3, &[]),
-        ]);
+        let outcome = vote(
+            &[
+                ballot(true, 0.0, &[]),
+                ballot(false, 0.0, &[]),
+                ballot(false, 0.3, &[]),
+            ],
+            None,
+        );
         assert_eq!(outcome.score, 0.5);
+        // A duplicate outvotes a prior too: a test a user marked not flaky stays unflagged.
+        let prior = PriorOpinion {
+            score: 0.99,
+            category: Some(Category::AsyncWait),
+        };
+        assert_eq!(vote(&[ballot(false, 0.0, &[])], Some(prior)).score, 0.0);
     }
 
     #[test]
     fn no_neighbours_means_not_flaky() {
-        assert_eq!(vote(&[]).score, 0.0);
-        assert_eq!(vote(&[]).category, None);
+        assert_eq!(vote(&[], None).score, 0.0);
+        assert_eq!(vote(&[], None).category, None);
     }
 
     #[test]
     fn the_category_is_the_flaky_neighbours_majority() {
         use Category::*;
-        let outcome = vote(&[
-            ballot(true, 0.3, &[AsyncWait]),
-            ballot(true, 0.4, &[AsyncWait, Time]),
-            ballot(true, 0.1, &[Network]),
-            ballot(false, 0.05, &[Concurrency]),
-        ]);
+        let outcome = vote(
+            &[
+                ballot(true, 0.3, &[AsyncWait]),
+                ballot(true, 0.4, &[AsyncWait, Time]),
+                ballot(true, 0.1, &[Network]),
+                ballot(false, 0.05, &[Concurrency]),
+            ],
+            None,
+        );
         assert_eq!(outcome.category, Some(AsyncWait));
         // A tie in count goes to the nearer (heavier) category.
-        let outcome = vote(&[ballot(true, 0.3, &[Time]), ballot(true, 0.1, &[Network])]);
+        let outcome = vote(
+            &[ballot(true, 0.3, &[Time]), ballot(true, 0.1, &[Network])],
+            None,
+        );
         assert_eq!(outcome.category, Some(Network));
         // A tie in count and weight is broken by the taxonomy's order, never by chance.
-        let outcome = vote(&[ballot(true, 0.2, &[Time]), ballot(true, 0.2, &[Network])]);
+        let outcome = vote(
+            &[ballot(true, 0.2, &[Time]), ballot(true, 0.2, &[Network])],
+            None,
+        );
         assert_eq!(outcome.category, Some(Network));
+    }
+
+    #[test]
+    fn far_neighbours_leave_the_verdict_to_the_prior() {
+        let prior = PriorOpinion {
+            score: 0.97,
+            category: Some(Category::AsyncWait),
+        };
+        let far: Vec<Ballot<'_>> = (0..7).map(|_| ballot(false, 0.5, &[])).collect();
+        let outcome = vote(&far, Some(prior));
+        assert_eq!(outcome.score, 0.97);
+        assert_eq!(outcome.neighbor_weight, 0.0);
+        assert_eq!(outcome.category, Some(Category::AsyncWait));
+    }
+
+    #[test]
+    fn near_neighbours_outvote_the_prior() {
+        let prior = PriorOpinion {
+            score: 0.1,
+            category: None,
+        };
+        let near: Vec<Ballot<'_>> = (0..7)
+            .map(|_| ballot(true, 0.02, &[Category::Network]))
+            .collect();
+        let outcome = vote(&near, Some(prior));
+        // Each neighbour weighs 1/0.02 - 1/0.25 = 46; the prior 10 at 0.1.
+        let expected = (7.0 * 46.0 + 10.0 * 0.1) / (7.0 * 46.0 + 10.0);
+        assert!((outcome.score - expected).abs() < 1e-9, "{}", outcome.score);
+        assert_eq!(outcome.category, Some(Category::Network));
     }
 }

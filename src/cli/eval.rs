@@ -39,6 +39,10 @@ pub struct EvalArgs {
     sigma: f64,
     #[command(flatten)]
     embedding: EmbeddingArgs,
+    /// Leave out the signal prior that leave-one-project-out fits on each training side, to
+    /// measure the neighbours' vote alone (plain FLAST)
+    #[arg(long)]
+    no_prior: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Write every tested test's score and verdict to this CSV file
@@ -96,6 +100,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             sigma: args.sigma,
         },
         split_seed: args.embedding.seed,
+        prior: !args.no_prior,
     };
     let bar = progress_bar(0, "evaluating");
     let (report, outcomes) = evaluate(&tests, &extra, &settings, &|done, total| {

@@ -16,7 +16,10 @@ use crate::category::Category;
 use crate::dataset::LabeledTest;
 use crate::embed::{TokenBag, TokenInterner};
 use crate::index::{BuildSettings, Entry, Index, Origin};
+use crate::language::Language;
 use crate::predict::{self, Ballot};
+use crate::prior::{Example, SignalPrior};
+use crate::signals::{self, SignalHit};
 pub use metrics::{Counts, Figures};
 
 /// How tests are split into training and testing sides.
@@ -36,6 +39,10 @@ pub struct EvalSettings {
     pub predict: predict::Settings,
     /// Seeds the fold assignment (the projection has its own seed in `build`).
     pub split_seed: u64,
+    /// Fit a signal prior on the training side of each leave-one-project-out split, as the
+    /// shipped models have. The per-project protocol measures a project's own index, which has
+    /// none, and ignores this.
+    pub prior: bool,
 }
 
 /// One project's results.
@@ -130,6 +137,10 @@ pub fn evaluate(
             )
         })
         .collect();
+    let hits: Vec<Vec<SignalHit>> = pool
+        .iter()
+        .map(|test| signals::detect(test.language, &test.code))
+        .collect();
     let tokenize_seconds = started.elapsed().as_secs_f64();
 
     let (splits, skipped_projects) = make_splits(tests, &pool, settings);
@@ -137,7 +148,7 @@ pub fn evaluate(
     let results: Vec<SplitResult> = splits
         .par_iter()
         .map(|split| {
-            let result = run_split(split, &pool, &bags, settings);
+            let result = run_split(split, &pool, &bags, &hits, settings);
             progress(finished.fetch_add(1, Ordering::Relaxed) + 1, splits.len());
             result
         })
@@ -292,16 +303,26 @@ fn run_split(
     split: &Split,
     pool: &[&LabeledTest],
     bags: &[TokenBag],
+    hits: &[Vec<SignalHit>],
     settings: &EvalSettings,
 ) -> SplitResult {
     let started = Instant::now();
-    let index = Index::build(
+    let mut index = Index::build(
         &settings.build,
         split
             .train
             .iter()
             .map(|&i| (entry_for(pool[i]), bags[i].clone())),
     );
+    let prior = (settings.prior && settings.protocol == Protocol::LeaveOneProjectOut)
+        .then(|| {
+            split
+                .test
+                .first()
+                .map(|&i| fit_prior(pool[i].language, split, pool, hits))
+        })
+        .flatten();
+    index.set_prior(prior);
     let train_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let outcomes = split
@@ -319,7 +340,12 @@ fn run_split(
                     distance: (1.0 - similarity).max(0.0),
                 })
                 .collect();
-            let vote = predict::vote(&ballots);
+            let opinion = index
+                .params()
+                .prior
+                .as_ref()
+                .map(|prior| predict::prior_opinion(prior, &hits[i]).0);
+            let vote = predict::vote(&ballots, opinion);
             let test = pool[i];
             (
                 i,
@@ -333,7 +359,9 @@ fn run_split(
                     nearest_id: nearest
                         .first()
                         .map(|&(position, _)| entries[position].id.clone()),
-                    nearest_distance: nearest.first().map_or(1.0, |&(_, similarity)| (1.0 - similarity).max(0.0)),
+                    nearest_distance: nearest
+                        .first()
+                        .map_or(1.0, |&(_, similarity)| (1.0 - similarity).max(0.0)),
                 },
             )
         })
@@ -343,6 +371,26 @@ fn run_split(
         train_seconds,
         predict_seconds: started.elapsed().as_secs_f64(),
     }
+}
+
+/// Fits a signal prior on the training side of a split, on the tested language's tests.
+fn fit_prior(
+    language: Language,
+    split: &Split,
+    pool: &[&LabeledTest],
+    hits: &[Vec<SignalHit>],
+) -> SignalPrior {
+    let examples: Vec<Example<'_>> = split
+        .train
+        .iter()
+        .filter(|&&i| pool[i].language == language)
+        .map(|&i| Example {
+            hits: hits[i].iter().map(|hit| hit.name).collect(),
+            flaky: pool[i].flaky,
+            project: &pool[i].project,
+        })
+        .collect();
+    SignalPrior::fit(language, &examples)
 }
 
 fn summarise(

@@ -50,6 +50,7 @@ fn settings(protocol: Protocol) -> EvalSettings {
         },
         predict: predict::Settings { k: 3, sigma: 0.5 },
         split_seed: 1,
+        prior: false,
     }
 }
 

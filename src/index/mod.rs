@@ -18,6 +18,7 @@ use sprs::CsMat;
 use crate::category::Category;
 use crate::embed::{Projection, TokenBag, Tokenizer};
 use crate::language::Language;
+use crate::prior::SignalPrior;
 pub use file::{FormatError, LoadError};
 use vectors::{QueryVector, Vectors};
 
@@ -28,6 +29,9 @@ pub struct ModelParams {
     pub projection: Projection,
     /// How the model was built (the command, the data), shown by `flakesense info`.
     pub description: String,
+    /// For a shipped model trained on many projects: what the catalogue's signals say about a
+    /// test of a project the model has never seen. A project's own index has none.
+    pub prior: Option<SignalPrior>,
 }
 
 /// How the dimension of a new index is chosen.
@@ -164,6 +168,7 @@ impl Index {
             tokenizer: settings.tokenizer,
             projection: Projection::new(dims, vocabulary.len(), settings.seed),
             description: settings.description.clone(),
+            prior: None,
         };
         Index::assemble(params, vocabulary, entries, bags)
     }
@@ -225,6 +230,11 @@ impl Index {
 
     pub fn params(&self) -> &ModelParams {
         &self.params
+    }
+
+    /// Gives the model a signal prior (see [`ModelParams::prior`]).
+    pub fn set_prior(&mut self, prior: Option<SignalPrior>) {
+        self.params.prior = prior;
     }
 
     pub fn entries(&self) -> &[Entry] {

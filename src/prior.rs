@@ -1,0 +1,374 @@
+//! The signal prior of a shipped model: a logistic regression over the catalogue's signals,
+//! fitted on many projects, that estimates how likely a test of an unseen project is flaky.
+//! Nearest neighbours say little across projects; this is what carries over.
+
+use serde::{Deserialize, Serialize};
+
+use crate::language::Language;
+use crate::signals::{self, SignalHit};
+
+/// How strongly the weights are pulled to zero (the inverse of scikit-learn's `C`).
+const L2_PENALTY: f64 = 1.0;
+/// Projects are split into this many groups to calibrate the thresholds on predictions for
+/// projects the regression did not see.
+const CALIBRATION_FOLDS: usize = 10;
+
+/// A fitted prior. Its score is calibrated so the default thresholds keep their meaning: 0.5
+/// where the balanced regression is undecided, 0.95 where it separated flaky tests best on
+/// projects it had not seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignalPrior {
+    pub language: Language,
+    pub bias: f64,
+    /// A weight per pattern of the catalogue, by name.
+    pub weights: Vec<(String, f64)>,
+    /// The probability that maps to a score of 0.95.
+    pub warning_probability: f64,
+}
+
+/// One labelled test as the prior sees it.
+#[derive(Debug, Clone)]
+pub struct Example<'a> {
+    pub hits: Vec<&'static str>,
+    pub flaky: bool,
+    pub project: &'a str,
+}
+
+impl SignalPrior {
+    /// The regression's probability (with balanced classes) that a test with these hits is flaky.
+    pub fn probability(&self, hits: &[SignalHit]) -> f64 {
+        let names: Vec<&str> = hits.iter().map(|hit| hit.name).collect();
+        self.probability_of(&names)
+    }
+
+    fn probability_of(&self, names: &[&str]) -> f64 {
+        let logit = self.bias
+            + self
+                .weights
+                .iter()
+                .filter(|(name, _)| names.contains(&name.as_str()))
+                .map(|(_, weight)| weight)
+                .sum::<f64>();
+        sigmoid(logit)
+    }
+
+    /// The calibrated score: piecewise linear in the probability, through (0, 0), (0.5, 0.5),
+    /// (warning_probability, 0.95) and (1, 1).
+    pub fn score(&self, hits: &[SignalHit]) -> f64 {
+        calibrated(self.probability(hits), self.warning_probability)
+    }
+
+    /// The weight of a pattern; hits with a positive weight are evidence of flakiness.
+    pub fn weight(&self, name: &str) -> f64 {
+        self.weights
+            .iter()
+            .find(|(pattern, _)| pattern == name)
+            .map_or(0.0, |(_, weight)| *weight)
+    }
+
+    /// Fits the prior on labelled tests of many projects, and calibrates its warning threshold
+    /// on predictions for projects held out of the fit.
+    pub fn fit(language: Language, examples: &[Example<'_>]) -> SignalPrior {
+        let names = signals::pattern_names(language);
+        let (bias, weights) = fit_logistic(&names, examples);
+        let mut prior = SignalPrior {
+            language,
+            bias,
+            weights: names
+                .iter()
+                .map(|name| name.to_string())
+                .zip(weights)
+                .collect(),
+            warning_probability: 0.95,
+        };
+        prior.warning_probability = calibrate_warning(language, &names, examples).unwrap_or(0.95);
+        prior
+    }
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+fn calibrated(probability: f64, warning_probability: f64) -> f64 {
+    let warning = warning_probability.clamp(0.5 + 1e-9, 1.0 - 1e-9);
+    if probability <= 0.5 {
+        probability
+    } else if probability <= warning {
+        0.5 + 0.45 * (probability - 0.5) / (warning - 0.5)
+    } else {
+        0.95 + 0.05 * (probability - warning) / (1.0 - warning)
+    }
+}
+
+/// Maximum-likelihood logistic regression with an L2 penalty and balanced class weights, by
+/// Newton's method. Features are binary (a pattern matched or not), so rows are sparse.
+fn fit_logistic(names: &[&'static str], examples: &[Example<'_>]) -> (f64, Vec<f64>) {
+    let features = names.len();
+    let rows: Vec<Vec<usize>> = examples
+        .iter()
+        .map(|example| {
+            names
+                .iter()
+                .enumerate()
+                .filter(|(_, name)| example.hits.contains(name))
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .collect();
+    let positives = examples.iter().filter(|example| example.flaky).count();
+    let negatives = examples.len() - positives;
+    if positives == 0 || negatives == 0 {
+        let bias = if positives == 0 { -10.0 } else { 10.0 };
+        return (bias, vec![0.0; features]);
+    }
+    let total = examples.len() as f64;
+    let class_weight = |flaky: bool| {
+        if flaky {
+            total / (2.0 * positives as f64)
+        } else {
+            total / (2.0 * negatives as f64)
+        }
+    };
+    // Parameters: bias at 0, weights at 1..=features.
+    let size = features + 1;
+    let mut theta = vec![0.0; size];
+    for _ in 0..50 {
+        let mut gradient = vec![0.0; size];
+        let mut hessian = vec![vec![0.0; size]; size];
+        for (row, example) in rows.iter().zip(examples) {
+            let logit = theta[0] + row.iter().map(|&i| theta[i + 1]).sum::<f64>();
+            let p = sigmoid(logit);
+            let weight = class_weight(example.flaky);
+            let residual = weight * (p - if example.flaky { 1.0 } else { 0.0 });
+            let curvature = weight * p * (1.0 - p);
+            let active: Vec<usize> = std::iter::once(0)
+                .chain(row.iter().map(|&i| i + 1))
+                .collect();
+            for &a in &active {
+                gradient[a] += residual;
+                for &b in &active {
+                    hessian[a][b] += curvature;
+                }
+            }
+        }
+        for i in 1..size {
+            gradient[i] += L2_PENALTY * theta[i];
+            hessian[i][i] += L2_PENALTY;
+        }
+        hessian[0][0] += 1e-9;
+        let Some(step) = solve(hessian, gradient) else {
+            break;
+        };
+        let mut largest = 0.0f64;
+        for (parameter, delta) in theta.iter_mut().zip(&step) {
+            *parameter -= delta;
+            largest = largest.max(delta.abs());
+        }
+        if largest < 1e-10 {
+            break;
+        }
+    }
+    (theta[0], theta[1..].to_vec())
+}
+
+/// Solves `matrix * x = vector` by Gaussian elimination with partial pivoting.
+fn solve(mut matrix: Vec<Vec<f64>>, mut vector: Vec<f64>) -> Option<Vec<f64>> {
+    let size = vector.len();
+    for column in 0..size {
+        let pivot = (column..size)
+            .max_by(|&a, &b| matrix[a][column].abs().total_cmp(&matrix[b][column].abs()))?;
+        if matrix[pivot][column].abs() < 1e-12 {
+            return None;
+        }
+        matrix.swap(column, pivot);
+        vector.swap(column, pivot);
+        for row in column + 1..size {
+            let factor = matrix[row][column] / matrix[column][column];
+            for k in column..size {
+                matrix[row][k] -= factor * matrix[column][k];
+            }
+            vector[row] -= factor * vector[column];
+        }
+    }
+    let mut solution = vec![0.0; size];
+    for row in (0..size).rev() {
+        let known: f64 = (row + 1..size).map(|k| matrix[row][k] * solution[k]).sum();
+        solution[row] = (vector[row] - known) / matrix[row][row];
+    }
+    Some(solution)
+}
+
+/// The probability above 0.5 at which held-out predictions best separate flaky tests (highest
+/// Matthews correlation). Projects are held out in groups, so each prediction comes from a fit
+/// that did not see its project.
+fn calibrate_warning(
+    language: Language,
+    names: &[&'static str],
+    examples: &[Example<'_>],
+) -> Option<f64> {
+    let mut projects: Vec<&str> = examples.iter().map(|example| example.project).collect();
+    projects.sort_unstable();
+    projects.dedup();
+    if projects.len() < 2 {
+        return None;
+    }
+    let folds = CALIBRATION_FOLDS.min(projects.len());
+    let fold_of = |project: &str| {
+        projects
+            .binary_search(&project)
+            .map_or(0, |position| position % folds)
+    };
+    // Only projects with both flaky and other tests can show where the line between them lies;
+    // sets of flaky tests alone (IDoFT, FlakyCat) still teach the regression.
+    let mixed: Vec<&str> = projects
+        .iter()
+        .copied()
+        .filter(|project| {
+            let labels = examples
+                .iter()
+                .filter(|e| e.project == *project)
+                .map(|e| e.flaky);
+            let (flaky, total) = labels.fold((0, 0), |(flaky, total), label| {
+                (flaky + usize::from(label), total + 1)
+            });
+            flaky > 0 && flaky < total
+        })
+        .collect();
+    let mut predictions: Vec<(f64, bool)> = Vec::with_capacity(examples.len());
+    for fold in 0..folds {
+        let training: Vec<Example<'_>> = examples
+            .iter()
+            .filter(|e| fold_of(e.project) != fold)
+            .cloned()
+            .collect();
+        let (bias, weights) = fit_logistic(names, &training);
+        let prior = SignalPrior {
+            language,
+            bias,
+            weights: names
+                .iter()
+                .map(|name| name.to_string())
+                .zip(weights)
+                .collect(),
+            warning_probability: 0.95,
+        };
+        predictions.extend(
+            examples
+                .iter()
+                .filter(|e| fold_of(e.project) == fold && mixed.contains(&e.project))
+                .map(|e| (prior.probability_of(&e.hits), e.flaky)),
+        );
+    }
+    best_mcc_threshold(&predictions, 0.5)
+}
+
+/// The threshold at or above `floor` whose `probability > threshold` rule has the highest
+/// Matthews correlation.
+fn best_mcc_threshold(predictions: &[(f64, bool)], floor: f64) -> Option<f64> {
+    let mut sorted: Vec<(f64, bool)> = predictions.to_vec();
+    sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let positives = sorted.iter().filter(|(_, flaky)| *flaky).count() as f64;
+    let negatives = sorted.len() as f64 - positives;
+    let (mut true_positives, mut false_positives) = (0.0, 0.0);
+    let mut best: Option<(f64, f64)> = None;
+    let mut index = 0;
+    while index < sorted.len() {
+        // Flag every prediction tied at this probability together.
+        let threshold = sorted[index].0;
+        while index < sorted.len() && sorted[index].0 == threshold {
+            if sorted[index].1 {
+                true_positives += 1.0
+            } else {
+                false_positives += 1.0
+            }
+            index += 1;
+        }
+        let next = sorted.get(index).map_or(0.0, |(p, _)| *p);
+        if next < floor {
+            break;
+        }
+        let false_negatives = positives - true_positives;
+        let true_negatives = negatives - false_positives;
+        let denominator = ((true_positives + false_positives)
+            * (true_positives + false_negatives)
+            * (true_negatives + false_positives)
+            * (true_negatives + false_negatives))
+            .sqrt();
+        let mcc = if denominator > 0.0 {
+            (true_positives * true_negatives - false_positives * false_negatives) / denominator
+        } else {
+            0.0
+        };
+        if best.is_none_or(|(_, best_mcc)| mcc > best_mcc) {
+            // Flagging means `probability > threshold`: put the threshold between this group and the next.
+            best = Some(((threshold + next) / 2.0, mcc));
+        }
+    }
+    best.map(|(threshold, _)| threshold)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example(hits: &[&'static str], flaky: bool, project: &'static str) -> Example<'static> {
+        Example {
+            hits: hits.to_vec(),
+            flaky,
+            project,
+        }
+    }
+
+    #[test]
+    fn a_signal_seen_mostly_on_flaky_tests_gets_a_positive_weight() {
+        let mut examples = Vec::new();
+        for project in ["a", "b", "c", "d"] {
+            for i in 0..50 {
+                examples.push(example(&["fixed sleep"], i % 2 == 0, project));
+                examples.push(example(&[], i % 10 == 0, project));
+                examples.push(example(&["hash-ordered collection"], i % 10 == 0, project));
+            }
+        }
+        let prior = SignalPrior::fit(Language::Java, &examples);
+        assert!(prior.weight("fixed sleep") > 1.0, "{prior:?}");
+        assert!(
+            prior.weight("hash-ordered collection").abs() < 0.3,
+            "{prior:?}"
+        );
+        let sleep = prior.probability_of(&["fixed sleep"]);
+        let nothing = prior.probability_of(&[]);
+        assert!(sleep > 0.5 && nothing < 0.5, "{sleep} {nothing}");
+        assert!(prior.warning_probability > 0.5 && prior.warning_probability < 1.0);
+    }
+
+    #[test]
+    fn the_calibration_keeps_its_fixed_points() {
+        assert_eq!(calibrated(0.2, 0.8), 0.2);
+        assert_eq!(calibrated(0.5, 0.8), 0.5);
+        assert!((calibrated(0.8, 0.8) - 0.95).abs() < 1e-9);
+        assert!((calibrated(1.0, 0.8) - 1.0).abs() < 1e-9);
+        assert!(calibrated(0.7, 0.8) < calibrated(0.75, 0.8));
+    }
+
+    #[test]
+    fn the_best_threshold_separates_the_classes() {
+        let predictions = [
+            (0.9, true),
+            (0.85, true),
+            (0.7, false),
+            (0.6, false),
+            (0.55, true),
+            (0.2, false),
+        ];
+        let threshold = best_mcc_threshold(&predictions, 0.5).unwrap();
+        assert!(threshold > 0.7 && threshold < 0.85, "{threshold}");
+    }
+
+    #[test]
+    fn the_solver_solves() {
+        let solution = solve(vec![vec![2.0, 1.0], vec![1.0, 3.0]], vec![3.0, 5.0]).unwrap();
+        assert!((solution[0] - 0.8).abs() < 1e-12 && (solution[1] - 1.4).abs() < 1e-12);
+        assert!(solve(vec![vec![0.0, 0.0], vec![0.0, 0.0]], vec![1.0, 1.0]).is_none());
+    }
+}
