@@ -9,7 +9,7 @@ use clap::Args;
 
 use super::{DataArgs, EmbeddingArgs, read_data};
 use crate::embed::{TokenBag, TokenInterner};
-use crate::index::{BuildSettings, Entry, Index, Origin};
+use crate::index::{BuildSettings, Entry, Index, Origin, kept_code};
 
 #[derive(Debug, Args)]
 pub struct TrainArgs {
@@ -21,9 +21,6 @@ pub struct TrainArgs {
     #[command(flatten)]
     embedding: EmbeddingArgs,
 }
-
-/// The longest code kept in a model for showing a flaky neighbour to a user.
-const MAX_KEPT_CODE: usize = 4000;
 
 pub fn run(args: TrainArgs) -> Result<ExitCode> {
     let tests = read_data(&args.data.data, args.embedding.keep_duplicates)?;
@@ -47,7 +44,7 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
                 &test.code,
                 &mut interner,
             );
-            let code = test.flaky.then(|| keep_code(&test.code));
+            let code = test.flaky.then(|| kept_code(&test.code));
             let entry = Entry {
                 id: test.id.clone(),
                 project: test.project.clone(),
@@ -77,17 +74,6 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
         size as f64 / 1e6
     );
     Ok(ExitCode::SUCCESS)
-}
-
-fn keep_code(code: &str) -> String {
-    if code.len() <= MAX_KEPT_CODE {
-        return code.to_string();
-    }
-    let mut end = MAX_KEPT_CODE;
-    while !code.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n...", &code[..end])
 }
 
 /// The training command as a user could retype it, kept in the model.
