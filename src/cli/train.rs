@@ -231,7 +231,7 @@ fn run_repo(args: &TrainArgs, root: &Path) -> Result<ExitCode> {
     let (index, summary) = history::build_index(&repository, &labels, &plan);
     if summary.flaky == 0 {
         bail!(
-            "no test is labelled flaky, and an index without flaky tests flags nothing; not writing {} (see above for names that matched no test)",
+            "no test is labelled flaky, and an index without flaky tests flags nothing; not writing {} (see above for what each source found)",
             out.display()
         );
     }
@@ -340,14 +340,24 @@ fn print_repository(repository: &Repository, problems: &[String]) {
     if !repository.files_with_syntax_errors.is_empty() {
         eprintln!(
             "  warning: syntax errors in {}; their intact tests are kept",
-            repository.files_with_syntax_errors.join(", ")
+            first_few(&repository.files_with_syntax_errors)
         );
     }
     if !repository.duplicate_ids.is_empty() {
         eprintln!(
             "  warning: defined more than once, the last definition kept: {}",
-            repository.duplicate_ids.join(", ")
+            first_few(&repository.duplicate_ids)
         );
+    }
+}
+
+/// A list for one line of output: a large repository can have hundreds of such files.
+fn first_few(items: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let shown = items[..items.len().min(SHOWN)].join(", ");
+    match items.len().saturating_sub(SHOWN) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
     }
 }
 
