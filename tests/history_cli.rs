@@ -61,6 +61,15 @@ fn flakesense(arguments: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// Runs the binary from inside `directory`, as a user in their repository would.
+fn flakesense_in(directory: &Path, arguments: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flakesense"))
+        .args(arguments)
+        .current_dir(directory)
+        .output()
+        .expect("the binary runs")
+}
+
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
@@ -122,8 +131,25 @@ fn training_on_every_source_writes_the_project_index_and_reports_each_source() {
 fn a_new_test_resembling_a_known_flaky_one_is_flagged_with_it_as_nearest_neighbour() {
     let shop = Shop::new();
     let runs = ["run-1", "run-2"].map(|run| fixture_arg(&format!("reports/{run}")));
-    let output = shop.train(&["--from-annotations", "--junit-xml", &runs[0], &runs[1]]);
+    let output = flakesense_in(
+        &shop.root,
+        &[
+            "train",
+            "--repo",
+            ".",
+            "--from-annotations",
+            "--junit-xml",
+            &runs[0],
+            &runs[1],
+        ],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // Ids and paths are relative to the repository however it was named.
+    let trained = Index::load(&shop.index_path()).expect("the index was written");
+    let cart = &trained.entries()[trained
+        .position("python/tests/test_cart.py::test_adds_item")
+        .expect("ids start at the repository root")];
+    assert_eq!(cart.path.as_deref(), Some("python/tests/test_cart.py"));
 
     let new_test = shop
         .root

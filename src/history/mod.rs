@@ -106,23 +106,25 @@ pub fn read_repository(
     files: &[PathBuf],
     on_file: &(dyn Fn() + Sync),
 ) -> Result<Repository> {
-    let root = root
+    // The files are under `root` as given (`.` included), so paths are made relative to it; the
+    // canonical path only names the project.
+    let canonical = root
         .canonicalize()
         .with_context(|| format!("cannot open repository {}", root.display()))?;
-    let name = root.file_name().map_or_else(
+    let name = canonical.file_name().map_or_else(
         || "repository".to_string(),
         |name| name.to_string_lossy().into_owned(),
     );
     let read: Vec<FileTests> = files
         .par_iter()
         .map(|path| {
-            let read = read_file(&root, path);
+            let read = read_file(root, path);
             on_file();
             read
         })
         .collect();
     let mut repository = Repository {
-        root,
+        root: canonical,
         name,
         files: files.len(),
         ..Repository::default()
