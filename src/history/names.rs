@@ -295,8 +295,8 @@ impl Catalogue {
     /// a third of the spelling's length (at least 2 edits), and within one edit of the closest,
     /// count, the closest first.
     pub fn closest(&self, spelling: &Spelling, limit: usize) -> Vec<usize> {
-        let wanted = spelling.joined();
-        let bound = (wanted.chars().count() / 3).max(2);
+        let wanted_len = spelling.joined().chars().count();
+        let bound = (wanted_len / 3).max(2);
         let mut scored: Vec<(usize, usize)> = Vec::new();
         for (test, named) in self.tests.iter().enumerate() {
             if spelling
@@ -315,7 +315,7 @@ impl Catalogue {
                         spelling.segments[spelling.segments.len() - shared..].join(".");
                     // A key shorter than the spelling is compared with the spelling's tail, but
                     // the dropped segments still count against it.
-                    let dropped = wanted.chars().count() - spelling_tail.chars().count();
+                    let dropped = wanted_len - spelling_tail.chars().count();
                     bounded_edit_distance(&spelling_tail, &key_tail, bound)
                         .map(|distance| distance + dropped.min(1))
                 })
