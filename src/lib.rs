@@ -13,7 +13,8 @@
 //! - [`analysis`]: the facade both front ends call, a file in and a judgement per test out,
 //!   with the [`models`] shipped in the binary and the project's own [`workspace`] index.
 //! - [`dataset`] reads the canonical labelled CSV; [`eval`] measures accuracy with the paper's
-//!   protocols.
+//!   protocols; [`history`] labels a repository's own tests from its flaky history (flaky lists,
+//!   annotations, JUnit XML reports) for its project index.
 //! - [`cli`] is the command line; [`config`] the settings both front ends share; [`files`] reads
 //!   source files from disk; [`line_index`] converts byte offsets to lines and columns.
 //!
@@ -28,6 +29,7 @@ pub mod embed;
 pub mod eval;
 pub mod extract;
 pub mod files;
+pub mod history;
 pub mod index;
 pub mod language;
 pub mod line_index;

@@ -25,7 +25,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Build a model from labelled tests in the canonical CSV format
+    /// Build a model from labelled tests in the canonical CSV format, or a repository's index from its flaky history
     Train(train::TrainArgs),
     /// Measure accuracy on labelled tests (per-project k-fold or leave-one-project-out)
     Eval(eval::EvalArgs),

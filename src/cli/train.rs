@@ -1,32 +1,74 @@
-//! `flakesense train`: builds a model file from labelled tests.
+//! `flakesense train`: builds a model file from labelled tests, either from the canonical CSV
+//! (`--data`) or from a repository's own flaky history (`--repo`, see [`crate::history`]).
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Result, bail};
-use clap::Args;
+use clap::{ArgGroup, Args};
 
-use super::{DataArgs, EmbeddingArgs, read_data};
+use super::{EmbeddingArgs, progress_bar, read_data};
+use crate::category::Category;
 use crate::embed::{TokenBag, TokenInterner};
-use crate::index::{BuildSettings, Entry, Index, Origin};
+use crate::history::{self, IndexPlan, Repository, SourceReport};
+use crate::index::{BuildSettings, Entry, Index, Origin, kept_code};
+use crate::workspace::{self, ProjectIndex};
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("input").required(true).args(["data", "repo"])))]
 pub struct TrainArgs {
-    #[command(flatten)]
-    data: DataArgs,
-    /// Where to write the model
-    #[arg(long, value_name = "MODEL")]
-    out: PathBuf,
+    /// Labelled tests in the canonical CSV format (repeatable)
+    #[arg(long = "data", value_name = "FILE.csv")]
+    data: Vec<PathBuf>,
+    /// A repository whose tests are labelled from its own flaky history
+    #[arg(long, value_name = "DIR")]
+    repo: Option<PathBuf>,
+    /// With --repo: known flaky tests, one per line, optionally with categories after a comma (repeatable)
+    #[arg(long = "flaky-list", value_name = "FILE")]
+    flaky_lists: Vec<PathBuf>,
+    /// With --repo: tests marked flaky in the code (@Flaky, @pytest.mark.flaky, #[ignore = "flaky"], ...)
+    #[arg(long)]
+    from_annotations: bool,
+    /// With --repo: JUnit XML reports, one directory (or file) per CI run of the same commit
+    #[arg(long = "junit-xml", value_name = "DIR", num_args = 1..)]
+    junit_xml: Vec<PathBuf>,
+    /// With --repo: merge the new labels into the existing index instead of rebuilding it
+    #[arg(long)]
+    update: bool,
+    /// With --repo: let the sources replace labels set by hand in the editor
+    #[arg(long)]
+    override_manual: bool,
+    /// Where to write the model (with --repo: DIR/.flakesense/index by default)
+    #[arg(long, value_name = "MODEL", required_unless_present = "repo")]
+    out: Option<PathBuf>,
     #[command(flatten)]
     embedding: EmbeddingArgs,
 }
 
-/// The longest code kept in a model for showing a flaky neighbour to a user.
-const MAX_KEPT_CODE: usize = 4000;
-
 pub fn run(args: TrainArgs) -> Result<ExitCode> {
-    let tests = read_data(&args.data.data, args.embedding.keep_duplicates)?;
+    if args.repo.is_none() {
+        let repository_only = [
+            ("--flaky-list", !args.flaky_lists.is_empty()),
+            ("--from-annotations", args.from_annotations),
+            ("--junit-xml", !args.junit_xml.is_empty()),
+            ("--update", args.update),
+            ("--override-manual", args.override_manual),
+        ];
+        if let Some((flag, _)) = repository_only.iter().find(|(_, given)| *given) {
+            bail!("{flag} labels the tests of a repository: it needs --repo DIR");
+        }
+    }
+    match (&args.repo, &args.out) {
+        (Some(repo), _) => run_repo(&args, repo),
+        (None, Some(out)) => run_data(&args, out),
+        (None, None) => bail!("--out is required with --data"),
+    }
+}
+
+fn run_data(args: &TrainArgs, out: &Path) -> Result<ExitCode> {
+    let tests = read_data(&args.data, args.embedding.keep_duplicates)?;
     if tests.is_empty() {
         bail!("no labelled test with code in the data");
     }
@@ -35,7 +77,7 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
         tokenizer: args.embedding.tokenizer,
         dims: args.embedding.dims(),
         seed: args.embedding.seed,
-        description: describe(&args),
+        description: describe(args),
     };
     let mut interner = TokenInterner::default();
     let index = Index::build(
@@ -47,7 +89,7 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
                 &test.code,
                 &mut interner,
             );
-            let code = test.flaky.then(|| keep_code(&test.code));
+            let code = test.flaky.then(|| kept_code(&test.code));
             let entry = Entry {
                 id: test.id.clone(),
                 project: test.project.clone(),
@@ -63,8 +105,8 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
         }),
     );
     let seconds = started.elapsed().as_secs_f64();
-    index.save(&args.out)?;
-    let size = std::fs::metadata(&args.out)
+    index.save(out)?;
+    let size = std::fs::metadata(out)
         .map(|metadata| metadata.len())
         .unwrap_or(0);
     let flaky = index.entries().iter().filter(|entry| entry.flaky).count();
@@ -73,27 +115,15 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
         index.len(),
         index.vocabulary_len(),
         index.params().projection.dims,
-        args.out.display(),
+        out.display(),
         size as f64 / 1e6
     );
     Ok(ExitCode::SUCCESS)
 }
 
-fn keep_code(code: &str) -> String {
-    if code.len() <= MAX_KEPT_CODE {
-        return code.to_string();
-    }
-    let mut end = MAX_KEPT_CODE;
-    while !code.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n...", &code[..end])
-}
-
 /// The training command as a user could retype it, kept in the model.
 fn describe(args: &TrainArgs) -> String {
     let files: Vec<String> = args
-        .data
         .data
         .iter()
         .map(|path| {
@@ -114,4 +144,304 @@ fn describe(args: &TrainArgs) -> String {
         },
         args.embedding.seed
     )
+}
+
+/// `train --repo`: labels a repository's tests from its flaky history and writes its index.
+fn run_repo(args: &TrainArgs, root: &Path) -> Result<ExitCode> {
+    if args.embedding.keep_duplicates {
+        bail!("--keep-duplicates applies to --data only");
+    }
+    if args.flaky_lists.is_empty() && !args.from_annotations && args.junit_xml.is_empty() {
+        if !args.update {
+            bail!(
+                "name at least one source of labels: --flaky-list FILE, --from-annotations or --junit-xml DIR..."
+            );
+        }
+        eprintln!(
+            "no label source given: refreshing the tests' code and keeping the index's labels"
+        );
+    }
+    if !root.is_dir() {
+        bail!("{}: not a directory", root.display());
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| workspace::index_path(root));
+    // Read before the long work: a file that cannot be updated stops everything.
+    let previous = read_previous(root, &out, args.update)?;
+
+    let (files, problems) = history::find_test_files(root)?;
+    let bar = progress_bar(files.len() as u64, "reading tests");
+    let repository = history::read_repository(root, &files, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    print_repository(&repository, &problems);
+    if repository.tests.is_empty() {
+        bail!(
+            "found no Java, Python or Rust test under {}",
+            root.display()
+        );
+    }
+
+    let catalogue = repository.catalogue();
+    let mut reports = Vec::new();
+    for list in &args.flaky_lists {
+        reports.push(history::label_from_flaky_list(
+            &repository,
+            &catalogue,
+            list,
+        )?);
+    }
+    if args.from_annotations {
+        reports.push(history::label_from_annotations(&repository));
+    }
+    if !args.junit_xml.is_empty() {
+        reports.push(history::label_from_junit(
+            &repository,
+            &catalogue,
+            &args.junit_xml,
+        )?);
+    }
+    for report in &reports {
+        print_report(report);
+    }
+    let marked = history::marked_tests(&repository);
+    if !args.from_annotations && marked > 0 {
+        eprintln!(
+            "note: {marked} test{} carr{} a flakiness marker; --from-annotations would label {} flaky",
+            plural(marked),
+            if marked == 1 { "ies" } else { "y" },
+            if marked == 1 { "it" } else { "them" }
+        );
+    }
+
+    let labels = history::combine(&reports);
+    let settings = BuildSettings {
+        tokenizer: args.embedding.tokenizer,
+        dims: args.embedding.dims(),
+        seed: args.embedding.seed,
+        description: describe_repo(args, &repository),
+    };
+    let plan = IndexPlan {
+        settings,
+        previous: previous.as_ref(),
+        update: args.update,
+        keep_manual: !args.override_manual,
+    };
+    let (index, summary) = history::build_index(&repository, &labels, &plan);
+    if summary.flaky == 0 {
+        bail!(
+            "no test is labelled flaky, and an index without flaky tests flags nothing; not writing {} (see above for what each source found)",
+            out.display()
+        );
+    }
+    index.save(&out)?;
+    let kept = match (summary.manual_kept, args.override_manual) {
+        (0, _) => String::new(),
+        (kept, _) => format!("; kept {kept} label{} set by hand", plural(kept)),
+    };
+    let overridden = match summary.manual_overridden {
+        0 => String::new(),
+        count => format!("; replaced {count} label{} set by hand", plural(count)),
+    };
+    let carried = match summary.carried_over {
+        0 => String::new(),
+        count => format!(
+            "; kept {count} entr{} of tests not in the repository",
+            if count == 1 { "y" } else { "ies" }
+        ),
+    };
+    let from_previous = match summary.flaky_from_previous {
+        0 => String::new(),
+        count => format!("; {count} still flaky from earlier labels"),
+    };
+    eprintln!(
+        "wrote {}: {} tests, {} flaky ({}), {} not flaky{kept}{overridden}{carried}{from_previous}",
+        out.display(),
+        summary.entries,
+        summary.flaky,
+        describe_categories(&summary.categories),
+        summary.entries - summary.flaky,
+    );
+    if summary.dropped > 0 {
+        eprintln!(
+            "warning: dropped {} label{} set by hand on tests no longer in the repository: the index's tokenizer changed and their code was not kept",
+            summary.dropped,
+            plural(summary.dropped)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The index already at `out`, whose hand-set labels (and, for an update, all labels) are kept.
+///
+/// A file that is not a flakesense index, or is from a newer release, is never overwritten. A
+/// damaged index is not updated either; rebuilding moves it aside first, as the language server
+/// does, so nothing is lost.
+fn read_previous(root: &Path, out: &Path, update: bool) -> Result<Option<Index>> {
+    if !out.exists() {
+        if update {
+            eprintln!("no index at {} yet: building a new one", out.display());
+        }
+        return Ok(None);
+    }
+    if update {
+        return match Index::load(out) {
+            Ok(index) => Ok(Some(index)),
+            Err(error) if error.is_corruption() => bail!(
+                "{error}; it cannot be updated and was left as it is: run without --update to rebuild it (the damaged file is kept beside the new one)"
+            ),
+            Err(error) => {
+                bail!("{error}; not touching it: move it away or choose another --out")
+            }
+        };
+    }
+    let loaded = if out == workspace::index_path(root) {
+        workspace::load_project_index(root)
+    } else {
+        match Index::load(out) {
+            Ok(index) => ProjectIndex::Loaded(Box::new(index)),
+            Err(error) if error.is_corruption() => match workspace::quarantine(out) {
+                Ok(moved_to) => ProjectIndex::Corrupt { error, moved_to },
+                Err(_) => ProjectIndex::Unusable(error),
+            },
+            Err(error) => ProjectIndex::Unusable(error),
+        }
+    };
+    match loaded {
+        ProjectIndex::Missing => Ok(None),
+        ProjectIndex::Loaded(index) => Ok(Some(*index)),
+        ProjectIndex::Corrupt { error, moved_to } => {
+            eprintln!(
+                "warning: {error}; moved it to {} and building a new one",
+                moved_to.display()
+            );
+            Ok(None)
+        }
+        ProjectIndex::Unusable(error) => {
+            bail!("{error}; not overwriting it: move it away or choose another --out")
+        }
+    }
+}
+
+fn print_repository(repository: &Repository, problems: &[String]) {
+    eprintln!(
+        "read {} test{} in {} of {} source file{} under {}",
+        repository.tests.len(),
+        plural(repository.tests.len()),
+        repository.files_with_tests,
+        repository.files,
+        plural(repository.files),
+        repository.root.display()
+    );
+    for problem in problems.iter().chain(&repository.problems) {
+        eprintln!("  skipped {problem}");
+    }
+    if !repository.files_with_syntax_errors.is_empty() {
+        eprintln!(
+            "  warning: syntax errors in {}; their intact tests are kept",
+            first_few(&repository.files_with_syntax_errors)
+        );
+    }
+    if !repository.duplicate_ids.is_empty() {
+        eprintln!(
+            "  warning: defined more than once, the last definition kept: {}",
+            first_few(&repository.duplicate_ids)
+        );
+    }
+}
+
+/// A list for one line of output: a large repository can have hundreds of such files.
+fn first_few(items: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let shown = items[..items.len().min(SHOWN)].join(", ");
+    match items.len().saturating_sub(SHOWN) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
+}
+
+fn print_report(report: &SourceReport) {
+    eprintln!(
+        "{}: {} test{}, {} flaky ({})",
+        report.title,
+        report.tests,
+        plural(report.tests),
+        report.flaky.len(),
+        describe_categories(&report.categories())
+    );
+    if !report.unmatched.is_empty() {
+        eprintln!("  matching no test of the repository:");
+    }
+    for unmatched in &report.unmatched {
+        let closest = if unmatched.closest.is_empty() {
+            String::new()
+        } else {
+            format!("; closest: {}", unmatched.closest.join(", "))
+        };
+        eprintln!("    `{}` ({}){closest}", unmatched.name, unmatched.context);
+    }
+    if !report.ambiguous.is_empty() {
+        eprintln!(
+            "  matching several tests, so labelling none (qualify them with a package, module or path):"
+        );
+    }
+    for ambiguous in &report.ambiguous {
+        eprintln!(
+            "    `{}` ({}): {}",
+            ambiguous.name,
+            ambiguous.context,
+            ambiguous.candidates.join(", ")
+        );
+    }
+    for note in &report.notes {
+        eprintln!("  note: {note}");
+    }
+}
+
+fn describe_categories(categories: &BTreeMap<Category, usize>) -> String {
+    if categories.is_empty() {
+        return "no category".to_string();
+    }
+    categories
+        .iter()
+        .map(|(category, count)| format!("{category} {count}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}
+
+/// The training command as a user could retype it, kept in the index.
+fn describe_repo(args: &TrainArgs, repository: &Repository) -> String {
+    let file_name = |path: &PathBuf| {
+        path.file_name().map_or_else(
+            || path.display().to_string(),
+            |name| name.to_string_lossy().into_owned(),
+        )
+    };
+    let mut command = format!(
+        "flakesense {} train --repo {}",
+        env!("CARGO_PKG_VERSION"),
+        repository.name
+    );
+    for list in &args.flaky_lists {
+        command.push_str(&format!(" --flaky-list {}", file_name(list)));
+    }
+    if args.from_annotations {
+        command.push_str(" --from-annotations");
+    }
+    if !args.junit_xml.is_empty() {
+        command.push_str(" --junit-xml");
+        for run in &args.junit_xml {
+            command.push(' ');
+            command.push_str(&file_name(run));
+        }
+    }
+    if args.update {
+        command.push_str(" --update");
+    }
+    command
 }

@@ -79,6 +79,22 @@ pub struct Entry {
     pub code: Option<String>,
 }
 
+/// The longest code kept in an entry for showing a flaky neighbour to a user.
+pub const MAX_KEPT_CODE: usize = 4000;
+
+/// A test's code as an entry keeps it: whole up to [`MAX_KEPT_CODE`] bytes, else cut there and
+/// marked with `...`.
+pub fn kept_code(code: &str) -> String {
+    if code.len() <= MAX_KEPT_CODE {
+        return code.to_string();
+    }
+    let mut end = MAX_KEPT_CODE;
+    while !code.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n...", &code[..end])
+}
+
 /// A test embedded for searching one index.
 #[derive(Debug, Clone)]
 pub struct Query {
@@ -307,6 +323,18 @@ impl Index {
             .into_iter()
             .map(|id| &*self.vocabulary[id as usize])
             .collect()
+    }
+
+    /// The bag the entry at `position` was indexed with, so that a rebuilt index can carry it
+    /// over without the test's code.
+    pub fn entry_bag(&self, position: usize) -> Option<TokenBag> {
+        let bag = self.bags.get(position)?;
+        let mut tokens: Vec<(Arc<str>, u32)> = bag
+            .iter()
+            .map(|&(id, count)| (self.vocabulary[id as usize].clone(), count))
+            .collect();
+        tokens.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Some(TokenBag { tokens })
     }
 
     /// How many entries contain `token`.

@@ -220,3 +220,31 @@ fn saving_and_loading_a_file() {
     assert!(error.is_corruption(), "{error}");
     assert!(error.to_string().contains("truncated"), "{error}");
 }
+
+#[test]
+fn an_entry_bag_rebuilds_an_equal_index() {
+    let index = small_index();
+    assert_eq!(
+        index.entry_bag(0),
+        Some(TokenBag::from_code(Tokenizer::Code, Language::Java, SLEEPY))
+    );
+    assert_eq!(index.entry_bag(3), None);
+    let rebuilt = Index::build(
+        &settings(),
+        index.entries().iter().enumerate().map(|(position, entry)| {
+            (entry.clone(), index.entry_bag(position).unwrap_or_default())
+        }),
+    );
+    assert_eq!(
+        nearest_ids(&rebuilt, SLEEPY, 3),
+        nearest_ids(&index, SLEEPY, 3)
+    );
+}
+
+#[test]
+fn kept_code_is_cut_on_a_character_boundary() {
+    assert_eq!(kept_code("short"), "short");
+    let long = "é".repeat(MAX_KEPT_CODE);
+    let kept = kept_code(&long);
+    assert!(kept.ends_with("\n...") && kept.len() <= MAX_KEPT_CODE + 4);
+}

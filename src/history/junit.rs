@@ -1,0 +1,578 @@
+//! Flaky tests from JUnit XML reports of several CI runs of the same commit.
+//!
+//! The dialects read are those of Maven Surefire and Failsafe, Gradle, pytest `--junitxml` and
+//! cargo-nextest: `<testsuites>` or `<testsuite>` at the root, suites possibly nested, one
+//! `<testcase classname=".." name="..">` per test execution. A test case fails when it holds
+//! `<failure>` or `<error>`, is skipped when it holds `<skipped>`, and passes otherwise.
+//!
+//! Retries show in two ways. Surefire (`rerunFailingTestsCount`), Gradle with `mergeReruns`,
+//! nextest (`--retries`) and recent pytest-rerunfailures record the failed attempts of one test
+//! case as `<flakyFailure>`/`<flakyError>` (it passed in the end) or `<rerunFailure>`/`<rerunError>`
+//! (beside a final `<failure>`). Gradle without `mergeReruns` repeats the `<testcase>` instead,
+//! one per attempt; the last one is the outcome.
+//!
+//! A test is flaky when, in one run, it failed an attempt and then passed ("retried and
+//! passed"), or when it passed in one run and failed in another ("passed and failed on the same
+//! commit": each directory given is taken as one run of the same commit). A test that failed every
+//! attempt of every run is broken, not flaky.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use quick_xml::Reader;
+use quick_xml::events::{BytesStart, Event};
+
+use crate::category::Category;
+
+use super::category_hints;
+
+/// How one execution of a test case ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Passed,
+    Failed,
+    Skipped,
+}
+
+/// One `<testcase>` element.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseResult {
+    pub classname: String,
+    pub name: String,
+    pub outcome: Outcome,
+    /// Failed attempts recorded inside the element (`flakyFailure`, `rerunFailure`, ...).
+    pub failed_attempts: u32,
+    /// Type, message and text of each failure and failed attempt, shortened.
+    pub messages: Vec<String>,
+}
+
+/// The reports of one CI run.
+#[derive(Debug, Clone, Default)]
+pub struct Run {
+    pub path: PathBuf,
+    /// Report files read.
+    pub files: usize,
+    /// XML files that are not JUnit reports (another root element), with that element's name.
+    pub other_files: Vec<(PathBuf, String)>,
+    pub results: Vec<CaseResult>,
+}
+
+/// What the runs say about one test case (`classname`, `name`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseHistory {
+    pub classname: String,
+    pub name: String,
+    /// Runs whose last attempt passed, failed, or that failed and then passed.
+    pub passed_runs: u32,
+    pub failed_runs: u32,
+    pub retried_and_passed_runs: u32,
+    /// Categories named by the failure messages.
+    pub categories: Vec<Category>,
+}
+
+impl CaseHistory {
+    pub fn is_flaky(&self) -> bool {
+        self.retried_and_passed_runs > 0 || (self.passed_runs > 0 && self.failed_runs > 0)
+    }
+}
+
+/// The longest part of a failure's text read for category hints; stack traces go on for pages.
+const MAX_MESSAGE_CHARS: usize = 4000;
+
+/// Reads one run: a report file, or every `.xml` file under a directory.
+pub fn read_run(path: &Path) -> Result<Run> {
+    let files = if path.is_file() {
+        vec![path.to_path_buf()]
+    } else if path.is_dir() {
+        let mut files = Vec::new();
+        collect_xml_files(path, &mut files)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        files.sort();
+        files
+    } else {
+        bail!("{}: no such file or directory", path.display());
+    };
+    let mut run = Run {
+        path: path.to_path_buf(),
+        ..Run::default()
+    };
+    for file in files {
+        let bytes =
+            std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        let text = String::from_utf8_lossy(&bytes);
+        match parse_report(&text).with_context(|| format!("{}", file.display()))? {
+            Report::Junit(results) => {
+                run.files += 1;
+                run.results.extend(results);
+            }
+            Report::Other(root) => run.other_files.push((file, root)),
+        }
+    }
+    if run.files == 0 {
+        bail!("{}: no JUnit XML report found", path.display());
+    }
+    Ok(run)
+}
+
+fn collect_xml_files(directory: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(directory)? {
+        let entry = entry?;
+        let path = entry.path();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            collect_xml_files(&path, files)?;
+        } else if path.extension().is_some_and(|extension| extension == "xml") {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// What one XML file holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Report {
+    Junit(Vec<CaseResult>),
+    /// Not a test report: the name of its root element.
+    Other(String),
+}
+
+/// A `<testcase>` being read.
+#[derive(Debug)]
+struct OpenCase {
+    depth: usize,
+    result: CaseResult,
+}
+
+/// A failure element whose text is being collected.
+#[derive(Debug)]
+struct OpenFailure {
+    depth: usize,
+    text: String,
+}
+
+/// Parses the text of one report file. Malformed XML is an error saying where.
+pub fn parse_report(text: &str) -> Result<Report> {
+    let mut reader = Reader::from_str(text);
+    let mut depth = 0usize;
+    let mut suites: Vec<(usize, String)> = Vec::new();
+    let mut case: Option<OpenCase> = None;
+    let mut failure: Option<OpenFailure> = None;
+    // Depth of a `<system-out>` or `<system-err>` whose text is not a failure's.
+    let mut output: Option<usize> = None;
+    let mut results = Vec::new();
+    let mut seen_root = false;
+    // The reader's own errors know where they start; errors in an attribute or an entity are
+    // found after the reader moved past the element, so they point at its end.
+    let malformed_at = |position: u64, message: String| {
+        let (line, column) = line_and_column(text, position as usize);
+        anyhow::anyhow!("malformed XML at line {line}, column {column}: {message}")
+    };
+    let malformed =
+        |reader: &Reader<&[u8]>, message: String| malformed_at(reader.buffer_position(), message);
+    loop {
+        let event = reader
+            .read_event()
+            .map_err(|error| malformed_at(reader.error_position(), error.to_string()))?;
+        let element = match &event {
+            Event::Start(element) | Event::Empty(element) => Some(element),
+            _ => None,
+        };
+        if let Some(element) = element {
+            let name = String::from_utf8_lossy(element.local_name().as_ref()).into_owned();
+            if !seen_root {
+                seen_root = true;
+                if name != "testsuites" && name != "testsuite" {
+                    return Ok(Report::Other(name));
+                }
+            }
+            depth += 1;
+            let read_attribute = |key: &str| -> Result<Option<String>> {
+                attribute(element, key).map_err(|error| malformed(&reader, error))
+            };
+            match name.as_str() {
+                "testsuite" => suites.push((depth, read_attribute("name")?.unwrap_or_default())),
+                "testcase" => {
+                    let suite = suites
+                        .last()
+                        .map(|(_, name)| name.clone())
+                        .unwrap_or_default();
+                    case = Some(OpenCase {
+                        depth,
+                        result: CaseResult {
+                            classname: read_attribute("classname")?
+                                .filter(|classname| !classname.is_empty())
+                                .unwrap_or(suite),
+                            name: read_attribute("name")?.unwrap_or_default(),
+                            outcome: Outcome::Passed,
+                            failed_attempts: 0,
+                            messages: Vec::new(),
+                        },
+                    });
+                }
+                "failure" | "error" | "flakyFailure" | "flakyError" | "rerunFailure"
+                | "rerunError"
+                    if case.is_some() && failure.is_none() =>
+                {
+                    if let Some(open) = case.as_mut() {
+                        if name == "failure" || name == "error" {
+                            open.result.outcome = Outcome::Failed;
+                        } else {
+                            open.result.failed_attempts += 1;
+                        }
+                    }
+                    let mut text = String::new();
+                    for key in ["type", "message"] {
+                        if let Some(value) = read_attribute(key)? {
+                            text.push_str(&value);
+                            text.push('\n');
+                        }
+                    }
+                    failure = Some(OpenFailure { depth, text });
+                }
+                "skipped" => {
+                    if let Some(open) = case.as_mut()
+                        && open.result.outcome == Outcome::Passed
+                    {
+                        open.result.outcome = Outcome::Skipped;
+                    }
+                }
+                "system-out" | "system-err" if output.is_none() => output = Some(depth),
+                _ => {}
+            }
+        }
+        let closing = matches!(event, Event::End(_) | Event::Empty(_));
+        match &event {
+            Event::Text(content) if output.is_none() => {
+                if let Some(open) = failure.as_mut() {
+                    let content = content
+                        .decode()
+                        .map_err(|error| malformed(&reader, error.to_string()))?;
+                    push_limited(&mut open.text, &content);
+                }
+            }
+            Event::CData(content) if output.is_none() => {
+                if let Some(open) = failure.as_mut() {
+                    let content = content
+                        .decode()
+                        .map_err(|error| malformed(&reader, error.to_string()))?;
+                    push_limited(&mut open.text, &content);
+                }
+            }
+            Event::GeneralRef(reference) if output.is_none() => {
+                if let Some(open) = failure.as_mut() {
+                    let resolved = match reference
+                        .resolve_char_ref()
+                        .map_err(|error| malformed(&reader, error.to_string()))?
+                    {
+                        Some(character) => character.to_string(),
+                        None => {
+                            let name = reference
+                                .decode()
+                                .map_err(|error| malformed(&reader, error.to_string()))?;
+                            quick_xml::escape::resolve_predefined_entity(&name)
+                                .ok_or_else(|| {
+                                    malformed(&reader, format!("unknown entity &{name};"))
+                                })?
+                                .to_string()
+                        }
+                    };
+                    push_limited(&mut open.text, &resolved);
+                }
+            }
+            Event::Eof => {
+                if depth > 0 {
+                    let (line, column) = line_and_column(text, text.len());
+                    bail!(
+                        "malformed XML at line {line}, column {column}: the file ends inside an element (truncated?)"
+                    );
+                }
+                if !seen_root {
+                    bail!("malformed XML: no element at all");
+                }
+                break;
+            }
+            _ => {}
+        }
+        if closing {
+            if output == Some(depth) {
+                output = None;
+            }
+            if failure.as_ref().is_some_and(|open| open.depth == depth)
+                && let (Some(open), Some(case)) = (failure.take(), case.as_mut())
+            {
+                case.result.messages.push(open.text);
+            }
+            if case.as_ref().is_some_and(|open| open.depth == depth)
+                && let Some(open) = case.take()
+            {
+                results.push(open.result);
+            }
+            if suites
+                .last()
+                .is_some_and(|(suite_depth, _)| *suite_depth == depth)
+            {
+                suites.pop();
+            }
+            depth = depth.saturating_sub(1);
+        }
+    }
+    Ok(Report::Junit(results))
+}
+
+fn attribute(element: &BytesStart, key: &str) -> std::result::Result<Option<String>, String> {
+    for attribute in element.attributes() {
+        let attribute = attribute.map_err(|error| error.to_string())?;
+        if attribute.key.local_name().as_ref() == key.as_bytes() {
+            let value = attribute
+                .unescape_value()
+                .map_err(|error| error.to_string())?;
+            return Ok(Some(value.into_owned()));
+        }
+    }
+    Ok(None)
+}
+
+fn push_limited(text: &mut String, more: &str) {
+    let room = MAX_MESSAGE_CHARS.saturating_sub(text.len());
+    if room == 0 {
+        return;
+    }
+    let mut end = more.len().min(room);
+    while !more.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.push_str(&more[..end]);
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map_or(0, |line| line.chars().count())
+        + 1;
+    (line, column)
+}
+
+/// Folds the runs into one history per test case (`classname`, `name`), sorted by them.
+pub fn histories(runs: &[Run]) -> Vec<CaseHistory> {
+    let mut histories: BTreeMap<(String, String), CaseHistory> = BTreeMap::new();
+    let mut messages: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for run in runs {
+        // Every record of each case in this run, in report order.
+        let mut records: BTreeMap<(&str, &str), Vec<&CaseResult>> = BTreeMap::new();
+        for result in &run.results {
+            records
+                .entry((result.classname.as_str(), result.name.as_str()))
+                .or_default()
+                .push(result);
+        }
+        for ((classname, name), records) in records {
+            let key = (classname.to_string(), name.to_string());
+            let history = histories.entry(key.clone()).or_insert_with(|| CaseHistory {
+                classname: key.0.clone(),
+                name: key.1.clone(),
+                passed_runs: 0,
+                failed_runs: 0,
+                retried_and_passed_runs: 0,
+                categories: Vec::new(),
+            });
+            let Some(last) = records.last() else {
+                continue;
+            };
+            let failed_before = records
+                .iter()
+                .any(|record| record.failed_attempts > 0 || record.outcome == Outcome::Failed);
+            match last.outcome {
+                Outcome::Passed if failed_before => history.retried_and_passed_runs += 1,
+                Outcome::Passed => history.passed_runs += 1,
+                Outcome::Failed => history.failed_runs += 1,
+                Outcome::Skipped => {}
+            }
+            messages.entry(key).or_default().extend(
+                records
+                    .iter()
+                    .flat_map(|record| record.messages.iter().cloned()),
+            );
+        }
+    }
+    histories
+        .into_iter()
+        .map(|(key, mut history)| {
+            if history.is_flaky() {
+                let mut categories: Vec<Category> = messages
+                    .get(&key)
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|message| category_hints::in_failure(message))
+                    .collect();
+                categories.sort();
+                categories.dedup();
+                history.categories = categories;
+            }
+            history
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results(text: &str) -> Vec<CaseResult> {
+        match parse_report(text) {
+            Ok(Report::Junit(results)) => results,
+            other => panic!("not a report: {other:?}"),
+        }
+    }
+
+    fn run(text: &str) -> Run {
+        Run {
+            results: results(text),
+            files: 1,
+            ..Run::default()
+        }
+    }
+
+    #[test]
+    fn surefire_reruns_mark_a_test_retried() {
+        let text = r#"<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="com.ex.ATest" tests="3">
+  <testcase name="passes" classname="com.ex.ATest" time="0.01"/>
+  <testcase name="retried" classname="com.ex.ATest" time="0.2">
+    <flakyFailure message="expected:&lt;1&gt; but was:&lt;2&gt;" type="java.lang.AssertionError">
+      <stackTrace><![CDATA[java.net.ConnectException: Connection refused]]></stackTrace>
+      <system-out>timed out while printing</system-out>
+    </flakyFailure>
+  </testcase>
+  <testcase name="broken" classname="com.ex.ATest">
+    <failure message="boom" type="java.lang.IllegalStateException">trace</failure>
+    <rerunFailure message="boom" type="java.lang.IllegalStateException">trace</rerunFailure>
+  </testcase>
+  <testcase name="off" classname="com.ex.ATest"><skipped/></testcase>
+</testsuite>"#;
+        let results = results(text);
+        let outcomes: Vec<(&str, Outcome, u32)> = results
+            .iter()
+            .map(|result| (result.name.as_str(), result.outcome, result.failed_attempts))
+            .collect();
+        assert_eq!(
+            outcomes,
+            [
+                ("passes", Outcome::Passed, 0),
+                ("retried", Outcome::Passed, 1),
+                ("broken", Outcome::Failed, 1),
+                ("off", Outcome::Skipped, 0),
+            ]
+        );
+        assert!(results[1].messages[0].contains("expected:<1> but was:<2>"));
+        assert!(results[1].messages[0].contains("Connection refused"));
+        assert!(!results[1].messages[0].contains("printing"));
+        let histories = histories(&[run(text)]);
+        let flaky: Vec<&str> = histories
+            .iter()
+            .filter(|history| history.is_flaky())
+            .map(|history| history.name.as_str())
+            .collect();
+        assert_eq!(flaky, ["retried"]);
+        let retried = histories.iter().find(|history| history.name == "retried");
+        assert_eq!(
+            retried.map(|history| history.categories.clone()),
+            Some(vec![Category::Network])
+        );
+    }
+
+    #[test]
+    fn passing_in_one_run_and_failing_in_another_is_flaky() {
+        let passed = r#"<testsuites><testsuite name="pytest"><testcase classname="tests.test_a" name="test_b[1]"/></testsuite></testsuites>"#;
+        let failed = r#"<testsuites><testsuite name="pytest"><testcase classname="tests.test_a" name="test_b[1]"><failure message="Failed: Timeout &gt;5.0s"/></testcase></testsuite></testsuites>"#;
+        let histories = histories(&[run(passed), run(failed)]);
+        assert_eq!(histories.len(), 1);
+        assert!(histories[0].is_flaky());
+        assert_eq!((histories[0].passed_runs, histories[0].failed_runs), (1, 1));
+        assert_eq!(histories[0].categories, [Category::Timeout]);
+        // Failing in both runs is broken, not flaky.
+        assert!(!super::histories(&[run(failed), run(failed)])[0].is_flaky());
+    }
+
+    #[test]
+    fn repeated_test_cases_are_attempts_and_the_last_one_counts() {
+        // Gradle without mergeReruns: a failed attempt, then a passing one.
+        let gradle = r#"<testsuite name="com.ex.BTest">
+  <testcase name="connects()" classname="com.ex.BTest"><failure message="java.net.BindException: Address already in use"/></testcase>
+  <testcase name="connects()" classname="com.ex.BTest"/>
+</testsuite>"#;
+        let history = &histories(&[run(gradle)])[0];
+        assert_eq!(history.retried_and_passed_runs, 1);
+        assert_eq!(history.categories, [Category::Network]);
+        // pytest-rerunfailures 16.6.1 writes an empty record per rerun before the final failure.
+        let reruns = r#"<testsuite name="pytest">
+  <testcase classname="t" name="test_fails"/>
+  <testcase classname="t" name="test_fails"><failure message="assert False"/></testcase>
+</testsuite>"#;
+        assert!(!histories(&[run(reruns)])[0].is_flaky());
+    }
+
+    #[test]
+    fn nextest_reports_keep_binary_and_module_path() {
+        let text = r#"<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="nextest-run" tests="1" failures="0" errors="0">
+    <testsuite name="shop" tests="1" disabled="0" errors="0" failures="0">
+        <testcase name="cache::tests::evicts" classname="shop" timestamp="2024-01-09T07:50:12.665+00:00" time="0.004">
+            <flakyFailure timestamp="2024-01-09T07:50:12.670+00:00" time="0.004" type="test failure">thread &apos;cache::tests::evicts&apos; panicked: Address already in use (os error 98)</flakyFailure>
+        </testcase>
+    </testsuite>
+</testsuites>"#;
+        let results = results(text);
+        assert_eq!(results[0].classname, "shop");
+        assert_eq!(results[0].name, "cache::tests::evicts");
+        assert!(results[0].messages[0].contains("thread 'cache::tests::evicts' panicked"));
+    }
+
+    #[test]
+    fn a_missing_classname_falls_back_to_the_suite() {
+        let text = r#"<testsuite name="suite"><testcase name="t"/></testsuite>"#;
+        assert_eq!(results(text)[0].classname, "suite");
+    }
+
+    #[test]
+    fn malformed_xml_says_where() {
+        for (text, expected) in [
+            (
+                "<testsuite>\n  <testcase name=\"a\">\n</testsuite>",
+                "line 3",
+            ),
+            (
+                "<testsuite>\n  <testcase name=\"a\"/>\n",
+                "ends inside an element",
+            ),
+            (
+                "<testsuite>\n  <testcase name=\"a\" name=\"b\"/></testsuite>",
+                "line 2",
+            ),
+            (
+                "<testsuite><testcase name='a'><failure>&bogus;</failure></testcase></testsuite>",
+                "bogus",
+            ),
+            ("", "no element"),
+        ] {
+            let error = parse_report(text).expect_err(text);
+            assert!(format!("{error:#}").contains(expected), "{text}: {error:#}");
+        }
+    }
+
+    #[test]
+    fn other_xml_files_are_recognised() {
+        assert_eq!(
+            parse_report("<?xml version=\"1.0\"?><project><modelVersion/></project>").ok(),
+            Some(Report::Other("project".to_string()))
+        );
+    }
+}
