@@ -1,0 +1,234 @@
+;;; flakesense.el --- flakesense language server for eglot, lsp-mode -*- lexical-binding: t; -*-
+
+;; SPDX-License-Identifier: MIT OR Apache-2.0
+;; Package-Requires: ((emacs "28.1"))
+
+;;; Commentary:
+
+;; flakesense predicts flaky tests from their code.  Its language server,
+;; `flakesense serve' (LSP over stdio), reports the tests of Java, Python
+;; and Rust files that look flaky, with code actions to mark a test as
+;; flaky or not flaky and to show the similar known tests.
+;;
+;; Load this file, then call the setup of the client you use:
+;;
+;;   (load "/path/to/flakesense/editors/emacs/flakesense.el")
+;;   (flakesense-eglot-setup)          ; eglot (built into Emacs 29+)
+;;   ;; or
+;;   (flakesense-lsp-mode-setup)       ; lsp-mode
+;;
+;; then start the client as usual (M-x eglot, or M-x lsp) in a Java,
+;; Python or Rust buffer.
+;;
+;; * lsp-mode runs several servers per buffer.  flakesense is registered
+;;   as an add-on (`:add-on? t'), so it starts beside the language's
+;;   usual server (jdtls, pylsp, pyright, rust-analyzer, ...) instead of
+;;   competing with it.  Nothing else is needed.
+;;
+;; * eglot runs one server per buffer (per project and major mode).  An
+;;   entry of `eglot-server-programs' for java-mode that starts flakesense
+;;   would replace jdtls.  To have both, put an LSP multiplexer in
+;;   between: one process that eglot takes for a single server, which
+;;   runs both behind it and merges their diagnostics and code actions.
+;;   By default this file uses rassumfrassum (`pip install rassumfrassum'
+;;   installs its `rass' command):
+;;
+;;     rass -- jdtls -- flakesense serve
+;;
+;;   `flakesense-eglot-companions' names the servers that run beside
+;;   flakesense in each mode.  With `flakesense-eglot-multiplexer' set to
+;;   nil, flakesense runs alone instead, and those buffers lose the
+;;   language's own server.  Another multiplexer, lspx, takes `--lsp' once
+;;   per server (lspx --lsp "rust-analyzer" --lsp "flakesense serve"); it
+;;   is not wired up here, but that command can go into
+;;   `eglot-server-programs' by hand.
+;;
+;; Settings.  The server reads `flakesense.toml' at the project root: the
+;; best place for a project's settings, since every editor and
+;; `flakesense check' read it.  The variables below override it for your
+;; Emacs; nil (the default) keeps the file's value or the server's
+;; default.  They are sent as the server's initialization options and,
+;; with lsp-mode, also answered to the server's `workspace/configuration'
+;; requests for the section "flakesense".  With eglot those requests are
+;; answered from `eglot-workspace-configuration', for example in a
+;; project's .dir-locals.el:
+;;
+;;   ((nil . ((eglot-workspace-configuration
+;;             . (:flakesense (:warningThreshold 0.9))))))
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'project)
+
+(defgroup flakesense nil
+  "Flaky test predictions from the flakesense language server."
+  :group 'tools
+  :prefix "flakesense-")
+
+(defcustom flakesense-program "flakesense"
+  "The flakesense executable: a name looked up on `exec-path', or a file.
+`cargo install --locked --path CHECKOUT' puts it in ~/.cargo/bin."
+  :type 'string)
+
+(defcustom flakesense-warning-threshold nil
+  "A score at or above this is a warning.
+nil keeps the value of flakesense.toml, else 0.95."
+  :type '(choice (const :tag "From flakesense.toml, else 0.95" nil) number))
+
+(defcustom flakesense-information-threshold nil
+  "A score above this is information.
+nil keeps the value of flakesense.toml, else 0.5."
+  :type '(choice (const :tag "From flakesense.toml, else 0.5" nil) number))
+
+(defcustom flakesense-k nil
+  "How many nearest known tests vote.
+nil keeps the value of flakesense.toml, else 7."
+  :type '(choice (const :tag "From flakesense.toml, else 7" nil) integer))
+
+(defcustom flakesense-models nil
+  "Further model files, added to those of flakesense.toml.
+Relative names are relative to the project root."
+  :type '(repeat file))
+
+(defcustom flakesense-exclude nil
+  "Glob patterns of files never analysed, such as \"vendor/**\".
+They are added to those of flakesense.toml."
+  :type '(repeat string))
+
+(defcustom flakesense-eglot-multiplexer 'rass
+  "How eglot runs flakesense beside the language's usual server.
+`rass': through rassumfrassum, with the servers of
+`flakesense-eglot-companions'.  nil: flakesense alone, in place of
+the language's usual server."
+  :type '(choice (const :tag "rassumfrassum (rass)" rass)
+                 (const :tag "flakesense alone" nil)))
+
+(defcustom flakesense-eglot-companions
+  '(((java-mode java-ts-mode) ("jdtls"))
+    ((python-mode python-ts-mode) ("pylsp"))
+    ((rust-mode rust-ts-mode rustic-mode) ("rust-analyzer")))
+  "For eglot: major modes, and the servers that run beside flakesense.
+Each entry is (MODES COMMAND...), a COMMAND being a list (PROGRAM
+ARGS...).  The first command answers what only one server can
+\(completion, hover, definitions); the diagnostics and code actions
+of all are merged.  For Python, (\"ty\" \"server\") and (\"ruff\"
+\"server\") work too."
+  :type '(repeat (cons (repeat symbol) (repeat (repeat string)))))
+
+(defun flakesense--project-root ()
+  "The root of the current project, or `default-directory'."
+  (let ((project (project-current)))
+    (if project (project-root project) default-directory)))
+
+(defun flakesense-settings ()
+  "The server's settings from the variables above, as a plist.
+nil when none is set.  Keys are the server's (camelCase); lists are
+vectors, so that they become JSON arrays."
+  (let ((root (flakesense--project-root)))
+    (append
+     (and flakesense-warning-threshold
+          (list :warningThreshold flakesense-warning-threshold))
+     (and flakesense-information-threshold
+          (list :informationThreshold flakesense-information-threshold))
+     (and flakesense-k (list :k flakesense-k))
+     (and flakesense-models
+          (list :models
+                (vconcat (mapcar (lambda (model) (expand-file-name model root))
+                                 flakesense-models))))
+     (and flakesense-exclude (list :exclude (vconcat flakesense-exclude))))))
+
+;;;; eglot
+
+(defvar flakesense--eglot-entries nil
+  "The entries `flakesense-eglot-setup' added to `eglot-server-programs'.")
+
+(defun flakesense-eglot-contact (companions)
+  "A contact for `eglot-server-programs': flakesense, beside COMPANIONS.
+A function, so that the settings are read whenever a server starts."
+  (lambda (&rest _)
+    (let ((settings (flakesense-settings))
+          (flakesense (list flakesense-program "serve")))
+      (if (and (eq flakesense-eglot-multiplexer 'rass) companions)
+          ;; rass gives every server the same initialization options,
+          ;; except the value of the key "rass": its keys are patterns
+          ;; matched against each server's name, and the matching value
+          ;; goes to that server alone.
+          (append
+           '("rass")
+           (cl-mapcan (lambda (command) (cons "--" (copy-sequence command)))
+                      companions)
+           (cons "--" flakesense)
+           (and settings
+                (list :initializationOptions
+                      (list :rass (list :flakesense settings)))))
+        (append flakesense
+                (and settings (list :initializationOptions settings)))))))
+
+(defun flakesense-eglot-setup ()
+  "Make eglot start flakesense in Java, Python and Rust buffers.
+The entries go in front of `eglot-server-programs', so they win over
+eglot's own for those modes.  Calling it again replaces them, after a
+change of `flakesense-eglot-companions' for example."
+  (interactive)
+  (require 'eglot)
+  (defvar eglot-server-programs)
+  (setq eglot-server-programs
+        (cl-set-difference eglot-server-programs flakesense--eglot-entries
+                           :test #'eq))
+  (setq flakesense--eglot-entries
+        (mapcar (lambda (entry)
+                  (cons (car entry) (flakesense-eglot-contact (cdr entry))))
+                flakesense-eglot-companions))
+  (setq eglot-server-programs
+        (append flakesense--eglot-entries eglot-server-programs)))
+
+;;;; lsp-mode
+
+(declare-function lsp-register-client "lsp-mode")
+(declare-function lsp-register-custom-settings "lsp-mode")
+(declare-function lsp-stdio-connection "lsp-mode")
+(declare-function lsp-activate-on "lsp-mode")
+(declare-function lsp-configuration-section "lsp-mode")
+(declare-function lsp--set-configuration "lsp-mode")
+(declare-function make-lsp-client "lsp-mode")
+;; Bound to address one server, as `with-lsp-workspace' does; that macro
+;; would have to be defined before this file is loaded.
+(defvar lsp--cur-workspace)
+
+(defun flakesense-lsp-mode-setup ()
+  "Register flakesense with lsp-mode, as an add-on for Java, Python, Rust."
+  (interactive)
+  (require 'lsp-mode)
+  ;; What lsp-mode answers to `workspace/configuration' for "flakesense"
+  ;; and sends in `workspace/didChangeConfiguration'; nil values are left
+  ;; out.
+  (lsp-register-custom-settings
+   `(("flakesense.warningThreshold" flakesense-warning-threshold)
+     ("flakesense.informationThreshold" flakesense-information-threshold)
+     ("flakesense.k" flakesense-k)
+     ("flakesense.models"
+      ,(lambda () (plist-get (flakesense-settings) :models)))
+     ("flakesense.exclude"
+      ,(lambda () (plist-get (flakesense-settings) :exclude)))))
+  (lsp-register-client
+   (make-lsp-client
+    :new-connection
+    (lsp-stdio-connection
+     (lambda () (list flakesense-program "serve"))
+     ;; Without the executable lsp-mode skips this client, quietly.
+     (lambda () (executable-find flakesense-program)))
+    :activation-fn (lsp-activate-on "java" "python" "rust")
+    ;; An add-on starts beside the language's main server.
+    :add-on? t
+    :server-id 'flakesense
+    :initialization-options #'flakesense-settings
+    :initialized-fn
+    (lambda (workspace)
+      (let ((lsp--cur-workspace workspace))
+        (lsp--set-configuration
+         (lsp-configuration-section "flakesense")))))))
+
+(provide 'flakesense)
+
+;;; flakesense.el ends here
