@@ -266,13 +266,7 @@ pub fn predict(
             distance: neighbor.distance,
         })
         .collect();
-    let prior = models.iter().find_map(|model| {
-        model
-            .params()
-            .prior
-            .as_ref()
-            .filter(|prior| prior.language == language)
-    });
+    let prior = models.iter().find_map(|model| model.prior(language));
     let (opinion, evidence) = match prior {
         Some(prior) => {
             let (opinion, evidence) = prior_opinion(prior, &signals::detect(language, code));

@@ -44,7 +44,7 @@ pub fn new_index_params() -> ModelParams {
         },
         description: "project index of labels given in the editor or imported from its history"
             .to_string(),
-        prior: None,
+        priors: Vec::new(),
     }
 }
 

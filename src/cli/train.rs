@@ -45,6 +45,10 @@ pub struct TrainArgs {
     out: Option<PathBuf>,
     #[command(flatten)]
     embedding: EmbeddingArgs,
+    /// With --data: leave out the signal prior fitted for tests of projects the model has not
+    /// seen (a plain FLAST model)
+    #[arg(long)]
+    no_prior: bool,
 }
 
 pub fn run(args: TrainArgs) -> Result<ExitCode> {
@@ -104,6 +108,10 @@ fn run_data(args: &TrainArgs, out: &Path) -> Result<ExitCode> {
             (entry, bag)
         }),
     );
+    let mut index = index;
+    if !args.no_prior {
+        index.set_priors(fit_priors(&tests));
+    }
     let seconds = started.elapsed().as_secs_f64();
     index.save(out)?;
     let size = std::fs::metadata(out)
@@ -119,6 +127,38 @@ fn run_data(args: &TrainArgs, out: &Path) -> Result<ExitCode> {
         size as f64 / 1e6
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A signal prior per language with tests of at least two projects: the prior's warning
+/// threshold is calibrated on projects held out of its fit.
+fn fit_priors(tests: &[crate::dataset::LabeledTest]) -> Vec<crate::prior::SignalPrior> {
+    let mut priors = Vec::new();
+    for language in crate::language::Language::ALL {
+        let examples: Vec<crate::prior::Example<'_>> = tests
+            .iter()
+            .filter(|test| test.language == language)
+            .map(|test| crate::prior::Example {
+                hits: crate::signals::detect(language, &test.code).iter().map(|hit| hit.name).collect(),
+                flaky: test.flaky,
+                project: &test.project,
+            })
+            .collect();
+        let mut projects: Vec<&str> = examples.iter().map(|example| example.project).collect();
+        projects.sort_unstable();
+        projects.dedup();
+        if projects.len() < 2 {
+            continue;
+        }
+        let prior = crate::prior::SignalPrior::fit(language, &examples);
+        eprintln!(
+            "fitted the {language} signal prior on {} tests of {} projects; warning above probability {:.3}",
+            examples.len(),
+            projects.len(),
+            prior.warning_probability
+        );
+        priors.push(prior);
+    }
+    priors
 }
 
 /// The training command as a user could retype it, kept in the model.

@@ -322,7 +322,7 @@ fn run_split(
                 .map(|&i| fit_prior(pool[i].language, split, pool, hits))
         })
         .flatten();
-    index.set_prior(prior);
+    index.set_priors(prior.into_iter().collect());
     let train_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let outcomes = split
@@ -341,9 +341,7 @@ fn run_split(
                 })
                 .collect();
             let opinion = index
-                .params()
-                .prior
-                .as_ref()
+                .prior(pool[i].language)
                 .map(|prior| predict::prior_opinion(prior, &hits[i]).0);
             let vote = predict::vote(&ballots, opinion);
             let test = pool[i];

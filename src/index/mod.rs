@@ -30,8 +30,9 @@ pub struct ModelParams {
     /// How the model was built (the command, the data), shown by `flakesense info`.
     pub description: String,
     /// For a shipped model trained on many projects: what the catalogue's signals say about a
-    /// test of a project the model has never seen. A project's own index has none.
-    pub prior: Option<SignalPrior>,
+    /// test of a project the model has never seen, one prior per language. A project's own
+    /// index has none.
+    pub priors: Vec<SignalPrior>,
 }
 
 /// How the dimension of a new index is chosen.
@@ -184,7 +185,7 @@ impl Index {
             tokenizer: settings.tokenizer,
             projection: Projection::new(dims, vocabulary.len(), settings.seed),
             description: settings.description.clone(),
-            prior: None,
+            priors: Vec::new(),
         };
         Index::assemble(params, vocabulary, entries, bags)
     }
@@ -248,9 +249,14 @@ impl Index {
         &self.params
     }
 
-    /// Gives the model a signal prior (see [`ModelParams::prior`]).
-    pub fn set_prior(&mut self, prior: Option<SignalPrior>) {
-        self.params.prior = prior;
+    /// Gives the model its signal priors (see [`ModelParams::priors`]).
+    pub fn set_priors(&mut self, priors: Vec<SignalPrior>) {
+        self.params.priors = priors;
+    }
+
+    /// The signal prior for tests of a language, if the model has one.
+    pub fn prior(&self, language: Language) -> Option<&SignalPrior> {
+        self.params.priors.iter().find(|prior| prior.language == language)
     }
 
     pub fn entries(&self) -> &[Entry] {
