@@ -2,6 +2,8 @@
 //! fitted on many projects, that estimates how likely a test of an unseen project is flaky.
 //! Nearest neighbours say little across projects; this is what carries over.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::language::Language;
@@ -9,9 +11,6 @@ use crate::signals::{self, SignalHit};
 
 /// How strongly the weights are pulled to zero (the inverse of scikit-learn's `C`).
 const L2_PENALTY: f64 = 1.0;
-/// Projects are split into this many groups to calibrate the thresholds on predictions for
-/// projects the regression did not see.
-const CALIBRATION_FOLDS: usize = 10;
 
 /// A fitted prior. Its score is calibrated so the default thresholds keep their meaning: 0.5
 /// where the balanced regression is undecided, 0.95 where it separated flaky tests best on
@@ -200,46 +199,34 @@ fn solve(mut matrix: Vec<Vec<f64>>, mut vector: Vec<f64>) -> Option<Vec<f64>> {
 }
 
 /// The probability above 0.5 at which held-out predictions best separate flaky tests (highest
-/// Matthews correlation). Projects are held out in groups, so each prediction comes from a fit
-/// that did not see its project.
+/// Matthews correlation), each prediction from a fit that did not see its project.
 fn calibrate_warning(
     language: Language,
     names: &[&'static str],
     examples: &[Example<'_>],
 ) -> Option<f64> {
-    let mut projects: Vec<&str> = examples.iter().map(|example| example.project).collect();
-    projects.sort_unstable();
-    projects.dedup();
-    if projects.len() < 2 {
+    // Only projects with both flaky and other tests can show where the line between them lies;
+    // each is held out in turn, as the leave-one-project-out protocol does. Sets of flaky tests
+    // alone (IDoFT, FlakyCat) always stay in the fit: they still teach the regression.
+    let mut tally: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for example in examples {
+        let (flaky, total) = tally.entry(example.project).or_default();
+        *flaky += usize::from(example.flaky);
+        *total += 1;
+    }
+    let mixed: Vec<&str> = tally
+        .iter()
+        .filter(|(_, (flaky, total))| *flaky > 0 && flaky < total)
+        .map(|(project, _)| *project)
+        .collect();
+    if mixed.len() < 2 {
         return None;
     }
-    let folds = CALIBRATION_FOLDS.min(projects.len());
-    let fold_of = |project: &str| {
-        projects
-            .binary_search(&project)
-            .map_or(0, |position| position % folds)
-    };
-    // Only projects with both flaky and other tests can show where the line between them lies;
-    // sets of flaky tests alone (IDoFT, FlakyCat) still teach the regression.
-    let mixed: Vec<&str> = projects
-        .iter()
-        .copied()
-        .filter(|project| {
-            let labels = examples
-                .iter()
-                .filter(|e| e.project == *project)
-                .map(|e| e.flaky);
-            let (flaky, total) = labels.fold((0, 0), |(flaky, total), label| {
-                (flaky + usize::from(label), total + 1)
-            });
-            flaky > 0 && flaky < total
-        })
-        .collect();
     let mut predictions: Vec<(f64, bool)> = Vec::with_capacity(examples.len());
-    for fold in 0..folds {
+    for held_out in &mixed {
         let training: Vec<Example<'_>> = examples
             .iter()
-            .filter(|e| fold_of(e.project) != fold)
+            .filter(|e| e.project != *held_out)
             .cloned()
             .collect();
         let (bias, weights) = fit_logistic(names, &training);
@@ -256,7 +243,7 @@ fn calibrate_warning(
         predictions.extend(
             examples
                 .iter()
-                .filter(|e| fold_of(e.project) == fold && mixed.contains(&e.project))
+                .filter(|e| e.project == *held_out)
                 .map(|e| (prior.probability_of(&e.hits), e.flaky)),
         );
     }

@@ -138,7 +138,10 @@ fn fit_priors(tests: &[crate::dataset::LabeledTest]) -> Vec<crate::prior::Signal
             .iter()
             .filter(|test| test.language == language)
             .map(|test| crate::prior::Example {
-                hits: crate::signals::detect(language, &test.code).iter().map(|hit| hit.name).collect(),
+                hits: crate::signals::detect(language, &test.code)
+                    .iter()
+                    .map(|hit| hit.name)
+                    .collect(),
                 flaky: test.flaky,
                 project: &test.project,
             })

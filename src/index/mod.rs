@@ -256,7 +256,10 @@ impl Index {
 
     /// The signal prior for tests of a language, if the model has one.
     pub fn prior(&self, language: Language) -> Option<&SignalPrior> {
-        self.params.priors.iter().find(|prior| prior.language == language)
+        self.params
+            .priors
+            .iter()
+            .find(|prior| prior.language == language)
     }
 
     pub fn entries(&self) -> &[Entry] {
