@@ -14,7 +14,8 @@
 //!   with the [`models`] shipped in the binary and the project's own [`workspace`] index.
 //! - [`dataset`] reads the canonical labelled CSV; [`eval`] measures accuracy with the paper's
 //!   protocols.
-//! - [`cli`] is the command line; [`config`] the settings both front ends share; [`files`] reads
+//! - [`lsp`] is the language server, the only module that knows the protocol's types;
+//!   [`cli`] is the command line; [`config`] the settings both front ends share; [`files`] reads
 //!   source files from disk; [`line_index`] converts byte offsets to lines and columns.
 //!
 //! Nothing in the pipeline performs IO on its own or fails on broken code.
@@ -31,6 +32,7 @@ pub mod files;
 pub mod index;
 pub mod language;
 pub mod line_index;
+pub mod lsp;
 pub mod models;
 pub mod predict;
 pub mod workspace;
