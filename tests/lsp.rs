@@ -1044,3 +1044,131 @@ async fn settings_come_from_the_toml_file_the_options_and_the_editor() {
         "{republished:#}"
     );
 }
+
+#[tokio::test]
+async fn the_real_binary_speaks_json_rpc_on_standard_input_and_output() {
+    let workspace = Workspace::new();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_flakesense"))
+        .args(["serve", "--stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary starts");
+    let stdin = child.stdin.take().expect("piped");
+    let stdout = child.stdout.take().expect("piped");
+    // The client's reader panics on any byte that is not part of a frame: standard output must
+    // carry the protocol alone.
+    let mut client = LspClient::new(stdout, stdin, ClientBehaviour::default());
+    let result = client
+        .initialize(workspace.initialize_params(workspace.settings(), json!({})))
+        .await;
+    assert_eq!(result["serverInfo"]["name"], "flakesense");
+    let text = fixture("OrderServiceTest.java");
+    let uri = workspace.uri(ORDER_TEST);
+    client.open(&uri, "java", 1, &text).await;
+    let published = client.diagnostics(&uri, Some(1)).await;
+    assert_eq!(
+        published["diagnostics"][0]["range"],
+        range_of(&text, "waitsForShipment", true)
+    );
+    client.shutdown_and_exit().await;
+    let output = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+        .await
+        .expect("the server exits after `exit`")
+        .expect("waited");
+    assert!(output.status.success(), "{:?}", output.status);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "",
+        "nothing on standard error"
+    );
+}
+
+/// Neovim (headless) opens a Java test file with the server attached through
+/// `editors/neovim`, and reports the diagnostics it received. `.ci/run` installs Neovim; without
+/// it this test says so and passes.
+#[test]
+fn neovim_receives_the_diagnostics_of_a_java_test() {
+    let Ok(version) = std::process::Command::new("nvim").arg("--version").output() else {
+        println!("skipped: Neovim is not installed (`.ci/run` installs Debian's `neovim`)");
+        return;
+    };
+    let version = String::from_utf8_lossy(&version.stdout);
+    let workspace = Workspace::new();
+    workspace.write(
+        "flakesense.toml",
+        "default-models = false\nmodels = [\"known.idx\"]\nk = 3\n",
+    );
+    let file = workspace.path(ORDER_TEST);
+    let report = workspace.path("neovim-diagnostics.json");
+    let driver = workspace.path("driver.lua");
+    let editors = Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/neovim");
+    std::fs::write(
+        &driver,
+        format!(
+            r#"vim.opt.runtimepath:append({editors:?})
+require("flakesense").setup({{ cmd = {{ {binary:?}, "serve" }} }})
+vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
+local received = vim.wait(20000, function() return #vim.diagnostic.get(0) > 0 end, 50)
+local diagnostics = {{}}
+for _, diagnostic in ipairs(vim.diagnostic.get(0)) do
+  table.insert(diagnostics, {{
+    lnum = diagnostic.lnum, col = diagnostic.col, end_col = diagnostic.end_col,
+    message = diagnostic.message, severity = diagnostic.severity, source = diagnostic.source,
+  }})
+end
+vim.fn.writefile({{ vim.fn.json_encode({{ received = received, diagnostics = diagnostics }}) }}, {report:?})
+vim.cmd("qa!")
+"#,
+            editors = editors.display().to_string(),
+            binary = env!("CARGO_BIN_EXE_flakesense"),
+            file = file.display().to_string(),
+            report = report.display().to_string(),
+        ),
+    )
+    .unwrap();
+    let mut neovim = std::process::Command::new("nvim")
+        .args(["--headless", "--clean", "-c"])
+        .arg(format!("luafile {}", driver.display()))
+        .current_dir(workspace.root())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("Neovim starts");
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    while neovim.try_wait().expect("waitable").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = neovim.kill();
+            panic!("Neovim did not finish within 40 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("Neovim wrote its report"))
+            .expect("JSON");
+    let first_line = version.lines().next().unwrap_or_default();
+    assert_eq!(report["received"], true, "{first_line}: {report:#}");
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{report:#}");
+    // Neovim counts columns in bytes: it converted the server's positions correctly.
+    let text = fixture("OrderServiceTest.java");
+    let bytes = range_of(&text, "waitsForShipment", false);
+    assert_eq!(diagnostics[0]["lnum"], bytes["start"]["line"]);
+    assert_eq!(diagnostics[0]["col"], bytes["start"]["character"]);
+    assert_eq!(diagnostics[0]["end_col"], bytes["end"]["character"]);
+    assert_eq!(
+        diagnostics[0]["severity"], 2,
+        "vim.diagnostic.severity.WARN"
+    );
+    assert_eq!(diagnostics[0]["source"], "flakesense");
+    assert!(
+        diagnostics[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("likely flaky (1.00, async-wait)"),
+        "{report:#}"
+    );
+}
