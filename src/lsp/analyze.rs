@@ -72,6 +72,7 @@ struct Snapshot {
     language: Language,
     relative_path: String,
     text: String,
+    lines: LineIndex,
     tree: Option<tree_sitter::Tree>,
     cache: Arc<Mutex<PredictionCache>>,
 }
@@ -307,6 +308,7 @@ fn take_snapshot(session: &Session, uri: &Uri) -> Option<Result<Snapshot, Skip>>
         language: document.language,
         relative_path: document.relative_path.clone(),
         text: document.text.clone(),
+        lines: document.lines.clone(),
         tree: document.tree.clone(),
         cache: document.cache.clone(),
     }))
@@ -368,10 +370,9 @@ fn judge_snapshot(session: &Session, snapshot: Snapshot, context: &Context) -> O
     cache.by_code = kept;
     drop(cache);
 
-    let lines = LineIndex::new(&snapshot.text);
     let text_lines = TextLines {
         text: &snapshot.text,
-        lines: &lines,
+        lines: &snapshot.lines,
     };
     let mut locator = NeighborLocator::new(session, context.root.as_deref(), context.encoding);
     let diagnostics = tests
