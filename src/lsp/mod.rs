@@ -35,6 +35,7 @@ mod position;
 mod session;
 mod settings;
 
+use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -44,7 +45,7 @@ use tower_lsp_server::ls_types::{
     CodeActionParams, CodeActionResponse, DidChangeConfigurationParams,
     DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
     ExecuteCommandParams, Hover, HoverParams, InitializeParams, InitializeResult,
-    InitializedParams, LSPAny,
+    InitializedParams, LSPAny, MessageType,
 };
 use tower_lsp_server::{Client, LanguageServer, LspService};
 
@@ -64,6 +65,43 @@ impl FlakesenseServer {
             session: Arc::new(Session::new(client)),
         }
     }
+
+    /// Runs a notification's synchronous part (it must not await: see the ordering notes
+    /// above); a panic is logged instead of ending the server.
+    fn guarded_now(&self, method: &'static str, work: impl FnOnce(&Arc<Session>)) {
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| work(&self.session)));
+        if let Err(payload) = outcome {
+            let message = analyze::panic_message(&*payload);
+            let session = self.session.clone();
+            tokio::spawn(async move {
+                session
+                    .log(MessageType::ERROR, format!("{method} failed: {message}"))
+                    .await;
+            });
+        }
+    }
+
+    /// Runs a handler as a task of its own, so that a panic ends that task and is logged; the
+    /// client gets an internal error (or nothing, for a notification) instead of a dead server.
+    async fn guarded<T: Send + 'static>(
+        &self,
+        method: &'static str,
+        work: impl Future<Output = T> + Send + 'static,
+    ) -> Result<T> {
+        match tokio::spawn(work).await {
+            Ok(value) => Ok(value),
+            Err(error) => {
+                let message = match error.try_into_panic() {
+                    Ok(payload) => analyze::panic_message(&*payload),
+                    Err(error) => error.to_string(),
+                };
+                self.session
+                    .log(MessageType::ERROR, format!("{method} failed: {message}"))
+                    .await;
+                Err(tower_lsp_server::jsonrpc::Error::internal_error())
+            }
+        }
+    }
 }
 
 impl LanguageServer for FlakesenseServer {
@@ -81,31 +119,54 @@ impl LanguageServer for FlakesenseServer {
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
-        did_open::did_open(&self.session, params);
+        self.guarded_now("textDocument/didOpen", |session| {
+            did_open::did_open(session, params)
+        });
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
-        did_change::did_change(&self.session, params);
+        self.guarded_now("textDocument/didChange", |session| {
+            did_change::did_change(session, params)
+        });
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        // Not a task of its own: the document must leave the store before a following
+        // didOpen of the same URI enters it.
         did_close::did_close(&self.session, params).await;
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
-        did_change_configuration::did_change_configuration(&self.session, params).await;
+        let session = self.session.clone();
+        let _ = self
+            .guarded("workspace/didChangeConfiguration", async move {
+                did_change_configuration::did_change_configuration(&session, params).await
+            })
+            .await;
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
-        Ok(hover::hover(&self.session, params).await)
+        let session = self.session.clone();
+        self.guarded("textDocument/hover", async move {
+            hover::hover(&session, params).await
+        })
+        .await
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
-        Ok(code_action::code_action(&self.session, params).await)
+        let session = self.session.clone();
+        self.guarded("textDocument/codeAction", async move {
+            code_action::code_action(&session, params).await
+        })
+        .await
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
-        execute_command::execute_command(&self.session, params).await
+        let session = self.session.clone();
+        self.guarded("workspace/executeCommand", async move {
+            execute_command::execute_command(&session, params).await
+        })
+        .await?
     }
 }
 
