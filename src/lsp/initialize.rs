@@ -15,7 +15,9 @@ use crate::config::Config;
 use crate::index::Index;
 use crate::lsp::execute_command::COMMANDS;
 use crate::lsp::position::PositionEncoding;
-use crate::lsp::session::{ClientSupport, ProjectIndexState, Session, file_path};
+use crate::lsp::session::{
+    CLIENT_ANSWER_TIMEOUT, ClientSupport, ProjectIndexState, Session, file_path,
+};
 use crate::lsp::settings::read_editor_settings;
 use crate::workspace::{self, ProjectIndex};
 
@@ -160,19 +162,28 @@ pub async fn load_settings(session: &Session) {
         let scope_uri = root
             .as_deref()
             .and_then(tower_lsp_server::ls_types::Uri::from_file_path);
-        let answer = session
-            .client
-            .configuration(vec![ConfigurationItem {
+        let answer = tokio::time::timeout(
+            CLIENT_ANSWER_TIMEOUT,
+            session.client.configuration(vec![ConfigurationItem {
                 scope_uri,
                 section: Some("flakesense".to_string()),
-            }])
-            .await;
+            }]),
+        )
+        .await;
         match answer {
-            Ok(mut values) if !values.is_empty() => {
+            Ok(Ok(mut values)) if !values.is_empty() => {
                 apply_editor_settings(session, Some(values.swap_remove(0))).await;
             }
-            Ok(_) => {}
-            Err(error) => {
+            Ok(Ok(_)) => {}
+            Err(_) => {
+                session
+                    .log(
+                        MessageType::WARNING,
+                        "workspace/configuration got no answer; going on without the editor's settings",
+                    )
+                    .await;
+            }
+            Ok(Err(error)) => {
                 session
                     .log(
                         MessageType::WARNING,

@@ -17,6 +17,10 @@ use crate::language::Language;
 use crate::lsp::document::DocumentStore;
 use crate::lsp::position::PositionEncoding;
 
+/// How long the server waits for the client to answer one of its requests before going on
+/// without the answer.
+pub const CLIENT_ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The project's own index as the server found it.
 #[derive(Debug, Clone, Default)]
 pub enum ProjectIndexState {
@@ -314,11 +318,15 @@ impl Session {
             "flakesense/{}",
             self.next_progress_token.fetch_add(1, Ordering::SeqCst)
         ));
-        // The client must accept the token before any report uses it.
-        self.client
-            .create_work_done_progress(token.clone())
-            .await
-            .ok()?;
+        // The client must accept the token before any report uses it; a client that never
+        // answers must not hold the loading up.
+        tokio::time::timeout(
+            CLIENT_ANSWER_TIMEOUT,
+            self.client.create_work_done_progress(token.clone()),
+        )
+        .await
+        .ok()?
+        .ok()?;
         Some(self.client.progress(token, title).begin().await)
     }
 
