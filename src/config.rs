@@ -11,6 +11,10 @@ use crate::analysis::Thresholds;
 /// The name of the settings file at a workspace root.
 pub const CONFIG_FILE: &str = "flakesense.toml";
 
+/// The language server's default wait after a keystroke, in milliseconds: long enough that a
+/// burst of typing is judged once, short enough to feel immediate.
+pub const DEFAULT_DEBOUNCE_MS: u64 = 150;
+
 /// User settings. Every field is optional so that layers can be merged: defaults, then
 /// `flakesense.toml`, then the editor's settings or the command line.
 ///
@@ -34,6 +38,14 @@ pub struct Config {
     /// Glob patterns of files never analysed, relative to the workspace root (`vendor/**`).
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Whether the default model shipped for each language is consulted (default true). Turn it
+    /// off to rely only on the project's own index and the configured models.
+    #[serde(alias = "defaultModels")]
+    pub default_models: Option<bool>,
+    /// How long the language server waits after a keystroke before judging the file, in
+    /// milliseconds (default 150). Each keystroke within that time restarts the wait.
+    #[serde(alias = "debounceMs")]
+    pub debounce_ms: Option<u64>,
 }
 
 impl Config {
@@ -84,6 +96,8 @@ impl Config {
         self.warning_threshold = other.warning_threshold.or(self.warning_threshold);
         self.information_threshold = other.information_threshold.or(self.information_threshold);
         self.k = other.k.or(self.k);
+        self.default_models = other.default_models.or(self.default_models);
+        self.debounce_ms = other.debounce_ms.or(self.debounce_ms);
         self.models.extend(other.models);
         self.exclude.extend(other.exclude);
         self
@@ -126,6 +140,16 @@ impl Config {
             warning: self.warning_threshold.unwrap_or(defaults.warning),
             information: self.information_threshold.unwrap_or(defaults.information),
         }
+    }
+
+    /// Whether the shipped default models are consulted.
+    pub fn uses_default_models(&self) -> bool {
+        self.default_models.unwrap_or(true)
+    }
+
+    /// The language server's wait after a keystroke.
+    pub fn debounce(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.debounce_ms.unwrap_or(DEFAULT_DEBOUNCE_MS))
     }
 
     /// A matcher for the exclude patterns; call after [`Config::validate`].
@@ -195,9 +219,10 @@ mod tests {
 
     #[test]
     fn editor_settings_use_camel_case_and_win_when_merged() {
-        let editor =
-            Config::from_json(serde_json::json!({"warningThreshold": 0.8, "exclude": ["gen/**"]}))
-                .unwrap();
+        let editor = Config::from_json(
+            serde_json::json!({"warningThreshold": 0.8, "exclude": ["gen/**"], "debounceMs": 0}),
+        )
+        .unwrap();
         let file = Config {
             warning_threshold: Some(0.9),
             k: Some(3),
@@ -213,6 +238,8 @@ mod tests {
             }
         );
         assert_eq!(merged.exclude, ["gen/**"]);
+        assert_eq!(merged.debounce(), std::time::Duration::ZERO);
+        assert!(merged.uses_default_models());
         assert!(Config::from_json(serde_json::json!({"k": 0})).is_err());
         assert_eq!(
             Config::from_json(serde_json::Value::Null).unwrap(),

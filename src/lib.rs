@@ -15,7 +15,10 @@
 //! - [`dataset`] reads the canonical labelled CSV; [`eval`] measures accuracy with the paper's
 //!   protocols; [`history`] labels a repository's own tests from its flaky history (flaky lists,
 //!   annotations, JUnit XML reports) for its project index.
-//! - [`cli`] is the command line; [`config`] the settings both front ends share; [`files`] reads
+//! - [`signals`] is the catalogue of static flakiness signals, and [`prior`] the regression over
+//!   them that a shipped model uses for projects it has never seen.
+//! - [`lsp`] is the language server, the only module that knows the protocol's types;
+//!   [`cli`] is the command line; [`config`] the settings both front ends share; [`files`] reads
 //!   source files from disk; [`line_index`] converts byte offsets to lines and columns.
 //!
 //! Nothing in the pipeline performs IO on its own or fails on broken code.
@@ -33,6 +36,7 @@ pub mod history;
 pub mod index;
 pub mod language;
 pub mod line_index;
+pub mod lsp;
 pub mod models;
 pub mod predict;
 pub mod prior;

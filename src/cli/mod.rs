@@ -31,6 +31,12 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Judge every test of some source files and show the nearest known tests
     Predict(predict::PredictArgs),
+    /// Run the language server on standard input and output
+    Serve {
+        /// Accepted for editors that pass it; standard input and output is the only transport
+        #[arg(long, hide = true)]
+        stdio: bool,
+    },
 }
 
 /// How tests are turned into vectors; shared by `train` and `eval`.
@@ -82,6 +88,7 @@ pub fn run() -> ExitCode {
         Command::Train(args) => train::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Predict(args) => predict::run(args),
+        Command::Serve { .. } => crate::lsp::run_stdio(),
     };
     match result {
         Ok(code) => code,

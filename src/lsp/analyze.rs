@@ -1,0 +1,484 @@
+//! The analysis of one document: a debounced task that re-parses incrementally, finds the tests,
+//! judges those whose code changed and publishes diagnostics if the document has not moved on.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use tower_lsp_server::ls_types::{Diagnostic, Location, MessageType, Uri};
+
+use crate::analysis::{self, MAX_FILE_BYTES, Models, Severity, Thresholds};
+use crate::extract::{self, TestMethod};
+use crate::language::Language;
+use crate::line_index::LineIndex;
+use crate::lsp::diagnostics;
+use crate::lsp::position::{PositionEncoding, TextLines};
+use crate::lsp::session::Session;
+use crate::predict::{Neighbor, Prediction};
+
+/// What the models say about one test's code, and where its workspace neighbours are.
+#[derive(Debug)]
+pub struct Judged {
+    pub prediction: Prediction,
+    /// The locations of the neighbours that live in the workspace, found on first need.
+    related: OnceLock<Vec<(Location, Neighbor)>>,
+}
+
+impl Judged {
+    fn new(prediction: Prediction) -> Judged {
+        Judged {
+            prediction,
+            related: OnceLock::new(),
+        }
+    }
+}
+
+/// A test of the analysed text with its judgement.
+#[derive(Debug, Clone)]
+pub struct JudgedTest {
+    pub test: TestMethod,
+    pub judged: Arc<Judged>,
+    /// `None` when the test is not reported.
+    pub severity: Option<Severity>,
+}
+
+/// The judgement of one version of a document.
+#[derive(Debug)]
+pub struct Analysis {
+    pub version: i32,
+    pub tests: Vec<JudgedTest>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Analysis {
+    pub fn test(&self, id: &str) -> Option<&JudgedTest> {
+        self.tests.iter().find(|judged| judged.test.id == id)
+    }
+}
+
+/// Predictions of one document by test code. A keystroke changes one test's code, so every
+/// other test is a hit; tests that disappear from the document leave the cache with it.
+#[derive(Debug, Default)]
+pub struct PredictionCache {
+    /// The session generation the predictions were made in; older ones are stale.
+    generation: u64,
+    by_code: HashMap<String, Arc<Judged>>,
+}
+
+/// A document as it was when its analysis started.
+struct Snapshot {
+    version: i32,
+    language: Language,
+    relative_path: String,
+    text: String,
+    lines: LineIndex,
+    tree: Option<tree_sitter::Tree>,
+    cache: Arc<Mutex<PredictionCache>>,
+}
+
+/// The models and settings an analysis runs with.
+struct Context {
+    models: Models,
+    thresholds: Thresholds,
+    generation: u64,
+    encoding: PositionEncoding,
+    root: Option<PathBuf>,
+}
+
+/// The outcome of an analysis run off the async threads.
+struct Outcome {
+    analysis: Arc<Analysis>,
+    tree: Option<tree_sitter::Tree>,
+}
+
+/// Replaces the document's pending analysis by one that starts after `delay`.
+pub fn schedule(session: &Arc<Session>, uri: Uri, delay: Duration) {
+    let task = tokio::spawn({
+        let session = session.clone();
+        let uri = uri.clone();
+        async move { analyse_and_publish(&session, uri, delay).await }
+    });
+    session.replace_analysis(uri, task.abort_handle());
+}
+
+/// Re-judges every open document at once, after the models or the settings changed.
+pub fn schedule_all(session: &Arc<Session>) {
+    let uris: Vec<Uri> = session.documents.lock().keys().cloned().collect();
+    for uri in uris {
+        schedule(session, uri, Duration::ZERO);
+    }
+}
+
+async fn analyse_and_publish(session: &Arc<Session>, uri: Uri, delay: Duration) {
+    session.wait_until_ready().await;
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    let outcome = analyse(session, &uri).await;
+    // Checking the version and sending happen under one lock, so a result whose version has
+    // been overtaken is dropped, and publications leave in the order of their versions.
+    let _in_order = session.publishing.lock().await;
+    match outcome {
+        Some(Ok(outcome)) => {
+            let version = outcome.analysis.version;
+            let diagnostics = outcome.analysis.diagnostics.clone();
+            if store_if_current(session, &uri, outcome) {
+                session
+                    .client
+                    .publish_diagnostics(uri, diagnostics, Some(version))
+                    .await;
+            }
+        }
+        Some(Err(Skip { version, reason })) => {
+            if let Some(reason) = reason {
+                session.log(MessageType::INFO, reason).await;
+            }
+            if is_current(session, &uri, version) {
+                session
+                    .client
+                    .publish_diagnostics(uri, Vec::new(), Some(version))
+                    .await;
+            }
+        }
+        None => {}
+    }
+}
+
+/// The judgement of the document's current version: the stored one when it is current, else a
+/// new one (stored, not published: the pending analysis publishes). For hovers and code actions.
+pub async fn current_analysis(session: &Arc<Session>, uri: &Uri) -> Option<Current> {
+    session.wait_until_ready().await;
+    if let Some(current) = stored_current(session, uri) {
+        return Some(current);
+    }
+    if let Ok(outcome) = analyse(session, uri).await? {
+        store_if_current(session, uri, outcome);
+    }
+    stored_current(session, uri)
+}
+
+/// A current judgement with the text it was made of.
+pub struct Current {
+    pub analysis: Arc<Analysis>,
+    pub text: String,
+    pub lines: LineIndex,
+    pub language: Language,
+}
+
+impl Current {
+    pub fn text_lines(&self) -> TextLines<'_> {
+        TextLines {
+            text: &self.text,
+            lines: &self.lines,
+        }
+    }
+}
+
+fn stored_current(session: &Session, uri: &Uri) -> Option<Current> {
+    let documents = session.documents.lock();
+    let document = documents.get(uri)?;
+    let analysis = document.analysis.clone()?;
+    (analysis.version == document.version).then(|| Current {
+        analysis,
+        text: document.text.clone(),
+        lines: document.lines.clone(),
+        language: document.language,
+    })
+}
+
+fn is_current(session: &Session, uri: &Uri, version: i32) -> bool {
+    session
+        .documents
+        .lock()
+        .get(uri)
+        .is_some_and(|document| document.version == version)
+}
+
+/// Keeps an outcome if the document is still at its version; false when it moved on (or was
+/// closed) and the outcome must not be published.
+fn store_if_current(session: &Session, uri: &Uri, outcome: Outcome) -> bool {
+    let mut documents = session.documents.lock();
+    let Some(document) = documents.get_mut(uri) else {
+        return false;
+    };
+    if document.version != outcome.analysis.version {
+        return false;
+    }
+    if outcome.tree.is_some() {
+        // No edit arrived since the snapshot, so this tree matches the text exactly and is the
+        // base of the next incremental parse.
+        document.tree = outcome.tree;
+    }
+    document.analysis = Some(outcome.analysis);
+    true
+}
+
+/// Why a document was not analysed: its diagnostics are cleared, and the reason logged if any.
+struct Skip {
+    version: i32,
+    reason: Option<String>,
+}
+
+/// Judges the document's current text; `None` when it is closed or the work failed (logged).
+async fn analyse(session: &Arc<Session>, uri: &Uri) -> Option<Result<Outcome, Skip>> {
+    let snapshot = match take_snapshot(session, uri)? {
+        Ok(snapshot) => snapshot,
+        Err(skip) => return Some(Err(skip)),
+    };
+    session.ensure_default_model(snapshot.language).await;
+    let context = {
+        let state = session.state();
+        let models = match state.models(snapshot.language) {
+            Ok(models) => models,
+            Err(reason) => {
+                return Some(Err(Skip {
+                    version: snapshot.version,
+                    reason: Some(reason),
+                }));
+            }
+        };
+        Context {
+            models,
+            thresholds: state.thresholds,
+            generation: session.generation(),
+            encoding: state.encoding,
+            root: state.root.clone(),
+        }
+    };
+    let worker = session.clone();
+    let joined =
+        tokio::task::spawn_blocking(move || judge_snapshot(&worker, snapshot, &context)).await;
+    match joined {
+        Ok(outcome) => Some(Ok(outcome)),
+        Err(error) => {
+            let reason = match error.try_into_panic() {
+                Ok(payload) => panic_message(&*payload),
+                Err(error) => error.to_string(),
+            };
+            session
+                .log(
+                    MessageType::ERROR,
+                    format!("analysis of {} failed: {reason}", uri.as_str()),
+                )
+                .await;
+            None
+        }
+    }
+}
+
+/// The text of a caught panic.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| text.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
+
+/// Copies what an analysis needs out of the store, or says why the document is skipped.
+fn take_snapshot(session: &Session, uri: &Uri) -> Option<Result<Snapshot, Skip>> {
+    let excluded = |path: &str| session.state().is_excluded(path);
+    let mut documents = session.documents.lock();
+    let document = documents.get_mut(uri)?;
+    if document.text.len() > MAX_FILE_BYTES {
+        let reason = (!document.reported_too_large).then(|| {
+            format!(
+                "skipped {}: larger than {} MB ({} bytes)",
+                document.relative_path,
+                MAX_FILE_BYTES / (1024 * 1024),
+                document.text.len()
+            )
+        });
+        document.reported_too_large = true;
+        return Some(Err(Skip {
+            version: document.version,
+            reason,
+        }));
+    }
+    document.reported_too_large = false;
+    if excluded(&document.relative_path) {
+        return Some(Err(Skip {
+            version: document.version,
+            reason: None,
+        }));
+    }
+    Some(Ok(Snapshot {
+        version: document.version,
+        language: document.language,
+        relative_path: document.relative_path.clone(),
+        text: document.text.clone(),
+        lines: document.lines.clone(),
+        tree: document.tree.clone(),
+        cache: document.cache.clone(),
+    }))
+}
+
+/// The CPU work: parse (incrementally from the kept tree), extract, judge the tests whose code
+/// is not cached, and build the diagnostics.
+fn judge_snapshot(session: &Session, snapshot: Snapshot, context: &Context) -> Outcome {
+    let language = snapshot.language;
+    let tree = extract::parse(language, &snapshot.text, snapshot.tree.as_ref());
+    let extraction = match &tree {
+        Some(tree) => extract::extract_tests_from_tree(
+            language,
+            &snapshot.relative_path,
+            &snapshot.text,
+            tree,
+        ),
+        None => extract::Extraction::default(),
+    };
+    let mut cache = snapshot
+        .cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if cache.generation != context.generation {
+        cache.by_code.clear();
+        cache.generation = context.generation;
+    }
+    let mut kept = HashMap::with_capacity(extraction.tests.len());
+    let tests: Vec<JudgedTest> = extraction
+        .tests
+        .into_iter()
+        .map(|test| {
+            let judged = match cache
+                .by_code
+                .get(&test.code)
+                .or_else(|| kept.get(&test.code))
+            {
+                Some(judged) => Arc::clone(judged),
+                None => Arc::new(Judged::new(analysis::judge(
+                    &context.models,
+                    &context.thresholds,
+                    language,
+                    &test.code,
+                ))),
+            };
+            kept.insert(test.code.clone(), judged.clone());
+            let severity = if test.ignored {
+                None
+            } else {
+                context.thresholds.severity(judged.prediction.score)
+            };
+            JudgedTest {
+                test,
+                judged,
+                severity,
+            }
+        })
+        .collect();
+    cache.by_code = kept;
+    drop(cache);
+
+    let text_lines = TextLines {
+        text: &snapshot.text,
+        lines: &snapshot.lines,
+    };
+    let mut locator = NeighborLocator::new(session, context.root.as_deref(), context.encoding);
+    let diagnostics = tests
+        .iter()
+        .filter_map(|judged_test| {
+            let severity = judged_test.severity?;
+            let related = judged_test
+                .judged
+                .related
+                .get_or_init(|| locator.locate_all(&judged_test.judged.prediction.neighbors));
+            Some(diagnostics::diagnostic(
+                judged_test,
+                severity,
+                text_lines,
+                context.encoding,
+                related,
+            ))
+        })
+        .collect();
+    Outcome {
+        analysis: Arc::new(Analysis {
+            version: snapshot.version,
+            tests,
+            diagnostics,
+        }),
+        tree,
+    }
+}
+
+/// Finds where workspace neighbours live: in an open document when there is one, else on disk.
+/// Each file is read and parsed at most once per locator.
+pub struct NeighborLocator<'a> {
+    session: &'a Session,
+    root: Option<&'a Path>,
+    encoding: PositionEncoding,
+    files: HashMap<String, Option<LocatedFile>>,
+}
+
+/// A file's tests' name positions.
+struct LocatedFile {
+    uri: Uri,
+    names: HashMap<String, tower_lsp_server::ls_types::Range>,
+}
+
+impl<'a> NeighborLocator<'a> {
+    pub fn new(
+        session: &'a Session,
+        root: Option<&'a Path>,
+        encoding: PositionEncoding,
+    ) -> NeighborLocator<'a> {
+        NeighborLocator {
+            session,
+            root,
+            encoding,
+            files: HashMap::new(),
+        }
+    }
+
+    /// The workspace neighbours among `neighbors`, with their locations.
+    pub fn locate_all(&mut self, neighbors: &[Neighbor]) -> Vec<(Location, Neighbor)> {
+        neighbors
+            .iter()
+            .filter_map(|neighbor| Some((self.locate(neighbor)?, neighbor.clone())))
+            .collect()
+    }
+
+    /// Where a neighbour's name is, when it lives in the workspace.
+    pub fn locate(&mut self, neighbor: &Neighbor) -> Option<Location> {
+        let path = neighbor.path.as_deref()?;
+        let root = self.root?;
+        if !self.files.contains_key(path) {
+            let located = self.read(root, path);
+            self.files.insert(path.to_string(), located);
+        }
+        let file = self.files.get(path)?.as_ref()?;
+        let range = file.names.get(&neighbor.id).copied().unwrap_or_default();
+        Some(Location::new(file.uri.clone(), range))
+    }
+
+    fn read(&self, root: &Path, relative: &str) -> Option<LocatedFile> {
+        let path = root.join(relative);
+        let uri = Uri::from_file_path(&path)?;
+        let open = self.session.documents.lock().get(&uri).map(|document| {
+            (
+                document.language,
+                document.relative_path.clone(),
+                document.text.clone(),
+            )
+        });
+        let (language, relative_path, text) = match open {
+            Some(open) => open,
+            None => {
+                let file = crate::files::read_source(&path).ok()?;
+                (file.language, relative.to_string(), file.text)
+            }
+        };
+        let lines = LineIndex::new(&text);
+        let text_lines = TextLines {
+            text: &text,
+            lines: &lines,
+        };
+        let names = extract::extract_tests(language, &relative_path, &text)
+            .tests
+            .into_iter()
+            .map(|test| (test.id, text_lines.range(&test.name_range, self.encoding)))
+            .collect();
+        Some(LocatedFile { uri, names })
+    }
+}

@@ -1,0 +1,351 @@
+//! `workspace/executeCommand`: the commands behind the code actions. Their names and arguments
+//! are a contract with the editor extensions.
+//!
+//! - `flakesense.markFlaky` (document URI, test id, optional category name)
+//! - `flakesense.markNotFlaky` (document URI, test id)
+//! - `flakesense.showSimilar` (document URI, test id)
+//! - `flakesense.showFixHint` (category name)
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::{
+    ExecuteCommandParams, LSPAny, MessageType, ShowDocumentParams, Uri,
+};
+
+use crate::category::Category;
+use crate::index::{Entry, Index, Origin};
+use crate::lsp::analyze::{self, NeighborLocator, current_analysis, panic_message};
+use crate::lsp::diagnostics::similarity;
+use crate::lsp::session::{ProjectIndexState, Session};
+use crate::workspace;
+
+pub const MARK_FLAKY: &str = "flakesense.markFlaky";
+pub const MARK_NOT_FLAKY: &str = "flakesense.markNotFlaky";
+pub const SHOW_SIMILAR: &str = "flakesense.showSimilar";
+pub const SHOW_FIX_HINT: &str = "flakesense.showFixHint";
+
+pub const COMMANDS: [&str; 4] = [MARK_FLAKY, MARK_NOT_FLAKY, SHOW_SIMILAR, SHOW_FIX_HINT];
+
+pub async fn execute_command(
+    session: &Arc<Session>,
+    params: ExecuteCommandParams,
+) -> Result<Option<LSPAny>> {
+    let arguments = params.arguments;
+    let text_argument = |position: usize, what: &str| -> Result<String> {
+        arguments
+            .get(position)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| {
+                Error::invalid_params(format!(
+                    "{}: argument {} must be the {what}",
+                    params.command,
+                    position + 1
+                ))
+            })
+    };
+    let uri = || -> Result<Uri> {
+        text_argument(0, "document URI")?
+            .parse()
+            .map_err(|error| Error::invalid_params(format!("invalid document URI: {error}")))
+    };
+    match params.command.as_str() {
+        MARK_FLAKY => {
+            let category =
+                match arguments.get(2).and_then(Value::as_str) {
+                    Some(name) => Some(Category::from_name(name).ok_or_else(|| {
+                        Error::invalid_params(format!("unknown category `{name}`"))
+                    })?),
+                    None => None,
+                };
+            mark(
+                session,
+                uri()?,
+                &text_argument(1, "test id")?,
+                Some(category),
+            )
+            .await
+        }
+        MARK_NOT_FLAKY => mark(session, uri()?, &text_argument(1, "test id")?, None).await,
+        SHOW_SIMILAR => show_similar(session, uri()?, &text_argument(1, "test id")?).await,
+        SHOW_FIX_HINT => {
+            let name = text_argument(0, "category name")?;
+            let category = Category::from_name(&name)
+                .ok_or_else(|| Error::invalid_params(format!("unknown category `{name}`")))?;
+            session
+                .show(
+                    MessageType::INFO,
+                    format!("flakesense ({category}): {}", category.fix_hint()),
+                )
+                .await;
+            Ok(Some(
+                json!({ "category": category, "hint": category.fix_hint() }),
+            ))
+        }
+        other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
+    }
+}
+
+/// Labels a test in the workspace's index: flaky (`Some(category)`, the category defaulting to the
+/// predicted one) or not flaky (`None`). The index is created on first use and written
+/// atomically; then every open document is judged again.
+async fn mark(
+    session: &Arc<Session>,
+    uri: Uri,
+    test_id: &str,
+    flaky: Option<Option<Category>>,
+) -> Result<Option<LSPAny>> {
+    let current = current_analysis(session, &uri)
+        .await
+        .ok_or_else(|| Error::invalid_params(format!("{} is not open", uri.as_str())))?;
+    let judged = current
+        .analysis
+        .test(test_id)
+        .ok_or_else(|| Error::invalid_params(format!("no test `{test_id}` in {}", uri.as_str())))?;
+    let _only_writer = session.marking.lock().await;
+    let (root, project_state, project, relative_path) = {
+        let state = session.state();
+        (
+            state.root.clone(),
+            state.project.clone(),
+            state.workspace_name(),
+            state.relative_path(&uri),
+        )
+    };
+    let base = match project_state {
+        ProjectIndexState::Loaded(index) => Some(index),
+        ProjectIndexState::Missing => None,
+        ProjectIndexState::Unusable(reason) => return Err(refuse(session, reason).await),
+    };
+    let Some(root) = root else {
+        return Err(refuse(
+            session,
+            "labelling tests needs a workspace folder to keep the index in".to_string(),
+        )
+        .await);
+    };
+    let test = &judged.test;
+    let categories = match flaky {
+        Some(category) => category
+            .or(judged.judged.prediction.category)
+            .into_iter()
+            .collect(),
+        None => Vec::new(),
+    };
+    let entry = Entry {
+        id: test.id.clone(),
+        project,
+        source: "editor".to_string(),
+        language: test.language,
+        flaky: flaky.is_some(),
+        categories,
+        origin: Origin::Manual,
+        path: Some(relative_path),
+        // The code of flaky tests is kept so that others can read what their neighbour was.
+        code: flaky.is_some().then(|| test.code.clone()),
+    };
+    let (language, code) = (test.language, test.code.clone());
+    let label = describe_label(&entry);
+    let path = workspace::index_path(&root);
+    let saved = tokio::task::spawn_blocking({
+        let path = path.clone();
+        move || {
+            let mut index = match base {
+                Some(index) => Index::clone(&index),
+                None => Index::empty(workspace::new_index_params()),
+            };
+            let bag = index.bag(language, &code);
+            index.upsert(entry, &bag);
+            index.save(&path).map(|()| index)
+        }
+    })
+    .await;
+    let index = match saved {
+        Ok(Ok(index)) => index,
+        Ok(Err(error)) => {
+            return Err(refuse(
+                session,
+                format!("cannot save {}: {error:#}", path.display()),
+            )
+            .await);
+        }
+        Err(error) => {
+            let reason = match error.try_into_panic() {
+                Ok(payload) => panic_message(&*payload),
+                Err(error) => error.to_string(),
+            };
+            return Err(refuse(session, format!("labelling failed: {reason}")).await);
+        }
+    };
+    session.state_mut().project = ProjectIndexState::Loaded(Arc::new(index));
+    session.invalidate_predictions();
+    analyze::schedule_all(session);
+    session
+        .log(
+            MessageType::INFO,
+            format!("marked {test_id} as {label} in {}", path.display()),
+        )
+        .await;
+    Ok(Some(json!({
+        "testId": test_id,
+        "flaky": flaky.is_some(),
+        "index": path.display().to_string(),
+    })))
+}
+
+fn describe_label(entry: &Entry) -> String {
+    match (entry.flaky, entry.categories.first()) {
+        (true, Some(category)) => format!("flaky ({category})"),
+        (true, None) => "flaky".to_string(),
+        (false, _) => "not flaky".to_string(),
+    }
+}
+
+/// Tells the user why a command did nothing, and gives the client the same reason.
+async fn refuse(session: &Session, reason: String) -> Error {
+    session
+        .show(MessageType::ERROR, format!("flakesense: {reason}"))
+        .await;
+    let mut error = Error::internal_error();
+    error.message = reason.into();
+    error
+}
+
+/// Shows the known tests most similar to a test, flaky ones first: those of the workspace open
+/// at their location, those of the shipped or configured models in a message (the client also
+/// gets all of them, with the code kept for flaky ones, as the command's result).
+async fn show_similar(session: &Arc<Session>, uri: Uri, test_id: &str) -> Result<Option<LSPAny>> {
+    let current = current_analysis(session, &uri)
+        .await
+        .ok_or_else(|| Error::invalid_params(format!("{} is not open", uri.as_str())))?;
+    let judged = current
+        .analysis
+        .test(test_id)
+        .ok_or_else(|| Error::invalid_params(format!("no test `{test_id}` in {}", uri.as_str())))?
+        .clone();
+    let (root, encoding, show_document, models) = {
+        let state = session.state();
+        (
+            state.root.clone(),
+            state.encoding,
+            state.client_support.show_document,
+            state.models(current.language).ok(),
+        )
+    };
+    let neighbors = judged.judged.prediction.neighbors.clone();
+    let flaky: Vec<_> = neighbors.iter().filter(|n| n.flaky).cloned().collect();
+    // With no flaky neighbour, the nearest ones are still the answer to "what is this like".
+    let shown = if flaky.is_empty() { neighbors } else { flaky };
+    let worker = session.clone();
+    let located = tokio::task::spawn_blocking(move || {
+        let mut locator = NeighborLocator::new(&worker, root.as_deref(), encoding);
+        shown
+            .into_iter()
+            .map(|neighbor| (locator.locate(&neighbor), neighbor))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|_| Error::internal_error())?;
+
+    let mut in_workspace = Vec::new();
+    let mut known = Vec::new();
+    let mut lines = Vec::new();
+    for (location, neighbor) in &located {
+        let categories: Vec<&str> = neighbor.categories.iter().map(|c| c.name()).collect();
+        match location {
+            Some(location) => in_workspace.push(json!({
+                "id": neighbor.id,
+                "flaky": neighbor.flaky,
+                "categories": categories,
+                "similarity": similarity(neighbor),
+                "location": location,
+            })),
+            None => {
+                let code = models.as_ref().and_then(|models| {
+                    let indexes = models.for_language(current.language);
+                    indexes
+                        .get(neighbor.model)?
+                        .entries()
+                        .get(neighbor.entry)?
+                        .code
+                        .clone()
+                });
+                lines.push(format!(
+                    "{} ({}; {}; {}; similarity {:.2}) shares {}",
+                    neighbor.id,
+                    neighbor.project,
+                    if neighbor.flaky { "flaky" } else { "not flaky" },
+                    if categories.is_empty() {
+                        "no category".to_string()
+                    } else {
+                        categories.join(", ")
+                    },
+                    similarity(neighbor),
+                    if neighbor.shared_tokens.is_empty() {
+                        "no tokens".to_string()
+                    } else {
+                        neighbor
+                            .shared_tokens
+                            .iter()
+                            .take(6)
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    },
+                ));
+                known.push(json!({
+                    "id": neighbor.id,
+                    "project": neighbor.project,
+                    "flaky": neighbor.flaky,
+                    "categories": categories,
+                    "similarity": similarity(neighbor),
+                    "sharedTokens": neighbor.shared_tokens,
+                    "code": code,
+                }));
+            }
+        }
+    }
+    if let Some((Some(location), _)) = located.iter().find(|(location, _)| location.is_some())
+        && show_document
+    {
+        let shown = session
+            .client
+            .show_document(ShowDocumentParams {
+                uri: location.uri.clone(),
+                external: Some(false),
+                take_focus: Some(true),
+                selection: Some(location.range),
+            })
+            .await;
+        if let Err(error) = shown {
+            session
+                .log(
+                    MessageType::WARNING,
+                    format!("window/showDocument failed: {error}"),
+                )
+                .await;
+        }
+    }
+    if !lines.is_empty() {
+        session
+            .show(
+                MessageType::INFO,
+                format!(
+                    "Known tests similar to {test_id}:\n{}",
+                    lines
+                        .iter()
+                        .map(|line| format!("- {line}"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ),
+            )
+            .await;
+    }
+    Ok(Some(json!({
+        "testId": test_id,
+        "workspace": in_workspace,
+        "known": known,
+    })))
+}

@@ -1,0 +1,340 @@
+//! The state one server shares between its handlers and analysis tasks.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use tokio::sync::watch;
+use tokio::task::AbortHandle;
+use tower_lsp_server::Client;
+use tower_lsp_server::ls_types::{MessageType, ProgressToken, Uri};
+
+use crate::analysis::{Models, Thresholds};
+use crate::config::Config;
+use crate::index::Index;
+use crate::language::Language;
+use crate::lsp::document::DocumentStore;
+use crate::lsp::position::PositionEncoding;
+
+/// How long the server waits for the client to answer one of its requests before going on
+/// without the answer.
+pub const CLIENT_ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The project's own index as the server found it.
+#[derive(Debug, Clone, Default)]
+pub enum ProjectIndexState {
+    /// None yet: the first test marked in the editor creates it.
+    #[default]
+    Missing,
+    Loaded(Arc<Index>),
+    /// A file the server must not overwrite (foreign, from a newer release, unreadable); marks
+    /// are refused until it is fixed or removed.
+    Unusable(String),
+}
+
+/// What the client said it can do, among the things the server would use.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientSupport {
+    pub work_done_progress: bool,
+    pub configuration: bool,
+    pub show_document: bool,
+}
+
+/// Settings from each source, kept apart so that one can change without losing the others.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsLayers {
+    /// `flakesense.toml` at the workspace root.
+    pub file: Config,
+    /// The client's `initializationOptions`.
+    pub initialization: Config,
+    /// The client's answer to `workspace/configuration`, or the settings of
+    /// `workspace/didChangeConfiguration`.
+    pub editor: Config,
+}
+
+impl SettingsLayers {
+    pub fn merged(&self) -> Config {
+        Config::default()
+            .merged_with(self.file.clone())
+            .merged_with(self.initialization.clone())
+            .merged_with(self.editor.clone())
+    }
+}
+
+/// Everything the handlers read often and change rarely.
+#[derive(Debug, Default)]
+pub struct State {
+    /// The workspace root: the first workspace folder, else the root URI.
+    pub root: Option<PathBuf>,
+    pub encoding: PositionEncoding,
+    pub client_support: ClientSupport,
+    pub layers: SettingsLayers,
+    /// `layers` merged and checked.
+    pub config: Config,
+    pub thresholds: Thresholds,
+    pub exclude: globset::GlobSet,
+    pub project: ProjectIndexState,
+    pub extra: Vec<Arc<Index>>,
+}
+
+impl State {
+    /// Merges the settings layers; on invalid settings keeps the previous ones and says why.
+    pub fn apply_settings(&mut self) -> Result<(), String> {
+        let config = self.layers.merged();
+        let checked = config
+            .validate()
+            .and_then(|()| config.exclude_matcher())
+            .map_err(|error| format!("{error:#}"))?;
+        self.thresholds = config.thresholds();
+        self.exclude = checked;
+        self.config = config;
+        Ok(())
+    }
+
+    /// The models a test of `language` is judged against.
+    pub fn models(&self, language: Language) -> Result<Models, String> {
+        let defaults =
+            if self.config.uses_default_models() {
+                vec![crate::models::embedded(language).map_err(|error| {
+                    format!("the shipped {language} model cannot be read: {error}")
+                })?]
+            } else {
+                Vec::new()
+            };
+        let project = match &self.project {
+            ProjectIndexState::Loaded(index) => Some(index.clone()),
+            _ => None,
+        };
+        Ok(Models {
+            defaults,
+            project,
+            extra: self.extra.clone(),
+        })
+    }
+
+    /// The name a marked test's `project` gets: the workspace folder's name.
+    pub fn workspace_name(&self) -> String {
+        self.root
+            .as_deref()
+            .and_then(Path::file_name)
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "workspace".to_string())
+    }
+
+    /// The path a document's test ids are built from: relative to the workspace root with `/`
+    /// separators when the file lies in it, else the file's name.
+    pub fn relative_path(&self, uri: &Uri) -> String {
+        let Some(path) = file_path(uri) else {
+            return uri
+                .as_str()
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_string();
+        };
+        let relative = self
+            .root
+            .as_deref()
+            .and_then(|root| path.strip_prefix(root).ok())
+            .unwrap_or_else(|| Path::new(path.file_name().unwrap_or(path.as_os_str())));
+        relative
+            .components()
+            .map(|component| component.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    /// True when the settings exclude a document from analysis.
+    pub fn is_excluded(&self, relative_path: &str) -> bool {
+        self.exclude.is_match(relative_path)
+    }
+}
+
+/// The local path of a `file:` URI.
+pub fn file_path(uri: &Uri) -> Option<PathBuf> {
+    if uri.scheme().as_str() != "file" {
+        return None;
+    }
+    uri.to_file_path().map(|path| path.into_owned())
+}
+
+/// The shared state of one server.
+#[derive(Debug)]
+pub struct Session {
+    pub client: Client,
+    pub documents: DocumentStore,
+    state: RwLock<State>,
+    /// Bumped whenever the models or the settings change: cached predictions of an older
+    /// generation are stale.
+    generation: AtomicU64,
+    /// The pending analysis of each document; a newer one replaces (aborts) the older.
+    analyses: Mutex<HashMap<Uri, AbortHandle>>,
+    /// True once the workspace's settings and models are loaded; analyses wait for it.
+    ready: watch::Sender<bool>,
+    /// The languages whose shipped model has been decoded (it is decoded once per process).
+    default_models_loaded: Mutex<[bool; 3]>,
+    /// Serialises writes of the project index.
+    pub marking: tokio::sync::Mutex<()>,
+    /// Serialises publishing diagnostics (see `analyze`).
+    pub publishing: tokio::sync::Mutex<()>,
+    next_progress_token: AtomicU64,
+    /// Problems found before the client could be told (during `initialize`).
+    pending_messages: Mutex<Vec<String>>,
+}
+
+impl Session {
+    pub fn new(client: Client) -> Session {
+        Session {
+            client,
+            documents: DocumentStore::default(),
+            state: RwLock::default(),
+            generation: AtomicU64::new(0),
+            analyses: Mutex::default(),
+            ready: watch::Sender::new(false),
+            default_models_loaded: Mutex::default(),
+            marking: tokio::sync::Mutex::new(()),
+            publishing: tokio::sync::Mutex::new(()),
+            next_progress_token: AtomicU64::new(0),
+            pending_messages: Mutex::default(),
+        }
+    }
+
+    pub fn state(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn state_mut(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// Marks every cached prediction stale, after the models or the settings changed.
+    pub fn invalidate_predictions(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub fn set_ready(&self) {
+        self.ready.send_replace(true);
+    }
+
+    pub async fn wait_until_ready(&self) {
+        let mut ready = self.ready.subscribe();
+        // The sender lives as long as the session, so waiting cannot fail while anyone waits.
+        let _ = ready.wait_for(|ready| *ready).await;
+    }
+
+    pub fn pending_messages(&self) -> MutexGuard<'_, Vec<String>> {
+        self.pending_messages
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn analyses(&self) -> MutexGuard<'_, HashMap<Uri, AbortHandle>> {
+        self.analyses.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records a document's new pending analysis, aborting the one it replaces.
+    pub fn replace_analysis(&self, uri: Uri, handle: AbortHandle) {
+        if let Some(previous) = self.analyses().insert(uri, handle) {
+            previous.abort();
+        }
+    }
+
+    pub fn cancel_analysis(&self, uri: &Uri) {
+        if let Some(previous) = self.analyses().remove(uri) {
+            previous.abort();
+        }
+    }
+
+    pub fn cancel_all_analyses(&self) {
+        for (_, handle) in self.analyses().drain() {
+            handle.abort();
+        }
+    }
+
+    /// Decodes the shipped model of a language off the request path, the first time a document
+    /// of that language needs it, reporting the wait as progress.
+    pub async fn ensure_default_model(&self, language: Language) {
+        if !self.state().config.uses_default_models() {
+            return;
+        }
+        let slot = language as usize;
+        let loaded = self
+            .default_models_loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)[slot];
+        if loaded {
+            return;
+        }
+        let progress = self
+            .begin_progress(&format!("Loading the shipped {language} model"))
+            .await;
+        let decoded =
+            tokio::task::spawn_blocking(move || crate::models::embedded(language).map(|_| ()))
+                .await;
+        match decoded {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                self.show(
+                    MessageType::ERROR,
+                    format!("flakesense: the shipped {language} model cannot be read: {error}"),
+                )
+                .await;
+            }
+            Err(error) => {
+                self.log(
+                    MessageType::ERROR,
+                    format!("loading the shipped {language} model failed: {error}"),
+                )
+                .await;
+            }
+        }
+        self.default_models_loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)[slot] = true;
+        if let Some(progress) = progress {
+            progress.finish().await;
+        }
+    }
+
+    /// Starts a `$/progress` report when the client supports them.
+    pub async fn begin_progress(
+        &self,
+        title: &str,
+    ) -> Option<
+        tower_lsp_server::OngoingProgress<
+            tower_lsp_server::Unbounded,
+            tower_lsp_server::NotCancellable,
+        >,
+    > {
+        if !self.state().client_support.work_done_progress {
+            return None;
+        }
+        let token = ProgressToken::String(format!(
+            "flakesense/{}",
+            self.next_progress_token.fetch_add(1, Ordering::SeqCst)
+        ));
+        // The client must accept the token before any report uses it; a client that never
+        // answers must not hold the loading up.
+        tokio::time::timeout(
+            CLIENT_ANSWER_TIMEOUT,
+            self.client.create_work_done_progress(token.clone()),
+        )
+        .await
+        .ok()?
+        .ok()?;
+        Some(self.client.progress(token, title).begin().await)
+    }
+
+    pub async fn log(&self, level: MessageType, message: impl std::fmt::Display) {
+        self.client.log_message(level, message).await;
+    }
+
+    pub async fn show(&self, level: MessageType, message: impl std::fmt::Display) {
+        self.client.show_message(level, message).await;
+    }
+}
