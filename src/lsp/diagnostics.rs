@@ -18,6 +18,8 @@ pub const SOURCE: &str = "flakesense";
 
 /// How many shared tokens the one-line reason names.
 const TOKENS_IN_MESSAGE: usize = 3;
+/// How many flakiness signals the one-line reason names.
+const SIGNALS_IN_MESSAGE: usize = 2;
 
 /// Closer than this, a neighbour is the same code (see `predict::vote`).
 const SAME_CODE_DISTANCE: f64 = 1e-9;
@@ -60,13 +62,26 @@ pub fn diagnostic(
     }
 }
 
-/// `likely flaky (0.93, async-wait): 6 of 7 nearest known tests are flaky; shares thread.sleep,
-/// countdownlatch`.
+/// `likely flaky (0.93, async-wait): fixed sleep `Thread.sleep`; 6 of 7 nearest known tests are
+/// flaky; shares thread.sleep, countdownlatch`.
 pub fn message(test_id: &str, prediction: &Prediction) -> String {
     let mut message = match prediction.category {
         Some(category) => format!("likely flaky ({:.2}, {category})", prediction.score),
-        None => format!("likely flaky ({:.2})", prediction.score),
+        None => format!("likely flaky ({:.2}, cause unknown)", prediction.score),
     };
+    let signals: Vec<String> = prediction
+        .signals
+        .iter()
+        .take(SIGNALS_IN_MESSAGE)
+        .map(|hit| format!("{} `{}`", hit.name, hit.text))
+        .collect();
+    if !signals.is_empty() {
+        message.push_str(": ");
+        message.push_str(&signals.join(", "));
+        message.push(';');
+    } else {
+        message.push(':');
+    }
     let same_code: Vec<&Neighbor> = prediction
         .neighbors
         .iter()
@@ -77,10 +92,10 @@ pub fn message(test_id: &str, prediction: &Prediction) -> String {
     if same_code.iter().any(|neighbor| {
         neighbor.id == test_id && neighbor.origin == Origin::Manual && neighbor.flaky
     }) {
-        message.push_str(": marked flaky in this workspace");
+        message.push_str(" marked flaky in this workspace");
     } else if let Some(duplicate) = same_code.iter().find(|neighbor| neighbor.flaky) {
         message.push_str(&format!(
-            ": the same code is a known flaky test ({})",
+            " the same code is a known flaky test ({})",
             duplicate.id
         ));
     } else {
@@ -90,7 +105,7 @@ pub fn message(test_id: &str, prediction: &Prediction) -> String {
             .filter(|neighbor| neighbor.flaky)
             .count();
         message.push_str(&format!(
-            ": {flaky} of {} nearest known tests are flaky",
+            " {flaky} of {} nearest known tests are flaky",
             prediction.neighbors.len()
         ));
     }
@@ -140,6 +155,18 @@ pub struct Evidence<'a> {
     pub category: Option<Category>,
     pub neighbors: Vec<NeighborEvidence<'a>>,
     pub shared_tokens: &'a [String],
+    /// Catalogue signals that speak for flakiness, strongest first.
+    pub signals: Vec<SignalEvidence<'a>>,
+    /// The shipped model's estimate from the signals alone, when it has one for the language.
+    pub signal_score: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignalEvidence<'a> {
+    pub name: &'a str,
+    pub category: Category,
+    pub text: &'a str,
 }
 
 #[derive(Debug, Serialize)]
@@ -178,6 +205,16 @@ impl<'a> Evidence<'a> {
                 })
                 .collect(),
             shared_tokens: &prediction.shared_tokens,
+            signals: prediction
+                .signals
+                .iter()
+                .map(|hit| SignalEvidence {
+                    name: hit.name,
+                    category: hit.category,
+                    text: &hit.text,
+                })
+                .collect(),
+            signal_score: prediction.prior_score,
         }
     }
 }
@@ -217,6 +254,9 @@ mod tests {
                 "await".into(),
                 "latch".into(),
             ],
+            signals: Vec::new(),
+            prior_score: None,
+            neighbor_weight: 1.0,
         }
     }
 
@@ -230,6 +270,22 @@ mod tests {
             message("T#t", &prediction(neighbors)),
             "likely flaky (0.93, async-wait): 6 of 7 nearest known tests are flaky; shares \
              thread.sleep, countdownlatch, await"
+        );
+    }
+
+    #[test]
+    fn signals_lead_the_reason_when_there_are_some() {
+        let mut with_signal = prediction(vec![neighbor("n", false, 0.5, Origin::Dataset)]);
+        with_signal.signals = vec![crate::signals::SignalHit {
+            category: Category::AsyncWait,
+            name: "fixed sleep",
+            text: "Thread.sleep".to_string(),
+            offset: 10,
+        }];
+        assert_eq!(
+            message("T#t", &with_signal),
+            "likely flaky (0.93, async-wait): fixed sleep `Thread.sleep`; 0 of 1 nearest known tests \
+             are flaky; shares thread.sleep, countdownlatch, await"
         );
     }
 

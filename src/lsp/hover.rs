@@ -50,6 +50,19 @@ pub fn markdown(judged_test: &JudgedTest) -> String {
         let _ = write!(text, ", likely category `{category}`");
     }
     text.push_str("\n\n");
+    if !prediction.signals.is_empty() {
+        text.push_str("Flakiness signals in this test:\n\n");
+        for hit in &prediction.signals {
+            let _ = writeln!(
+                text,
+                "- {} (`{}`): `{}`",
+                hit.name,
+                hit.category,
+                hit.text.replace('`', "'")
+            );
+        }
+        text.push('\n');
+    }
     if prediction.neighbors.is_empty() {
         text.push_str("No known test shares tokens with this one.\n");
         return text;
