@@ -49,8 +49,17 @@ struct TestVerdict {
     score: f64,
     flaky: bool,
     category: Option<Category>,
+    signals: Vec<SignalView>,
     shared_tokens: Vec<String>,
     neighbors: Vec<NeighborView>,
+}
+
+#[derive(Debug, Serialize)]
+struct SignalView {
+    name: &'static str,
+    category: Category,
+    text: String,
+    line: u32,
 }
 
 #[derive(Debug, Serialize)]
@@ -119,6 +128,16 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                 score: prediction.score,
                 flaky: prediction.flaky,
                 category: prediction.category,
+                signals: prediction
+                    .signals
+                    .into_iter()
+                    .map(|hit| SignalView {
+                        name: hit.name,
+                        category: hit.category,
+                        line: lines.position(&file.text, report.test.range.start + hit.offset, ColumnUnit::Char).0 + 1,
+                        text: hit.text,
+                    })
+                    .collect(),
                 shared_tokens: prediction.shared_tokens,
                 neighbors: prediction
                     .neighbors
@@ -178,6 +197,9 @@ fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
             "{}:{}:{}: {} score {:.2}: {verdict_text}",
             verdict.path, verdict.line, verdict.column, verdict.id, verdict.score
         )?;
+        for signal in &verdict.signals {
+            writeln!(out, "    signal: {} `{}` (line {}, {})", signal.name, signal.text, signal.line, signal.category)?;
+        }
         if !verdict.shared_tokens.is_empty() {
             writeln!(
                 out,

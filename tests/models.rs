@@ -1,0 +1,102 @@
+//! The shipped models: each loads from the binary, has the parameters its README states, and
+//! tells a test that sleeps and polls from a plainly deterministic one.
+
+use flakesense::analysis::{self, Models, Thresholds};
+use flakesense::embed::Tokenizer;
+use flakesense::language::Language;
+use flakesense::models;
+
+fn shipped(language: Language) -> Models {
+    let model = models::embedded(language).expect("the shipped model decodes");
+    Models { defaults: vec![model], project: None, extra: Vec::new() }
+}
+
+fn score(language: Language, code: &str) -> f64 {
+    analysis::judge(&shipped(language), &Thresholds::default(), language, code).score
+}
+
+#[test]
+fn every_shipped_model_loads_with_its_documented_parameters() {
+    for language in Language::ALL {
+        let model = models::embedded(language).expect("the shipped model decodes");
+        let params = model.params();
+        assert_eq!(params.tokenizer, Tokenizer::Code, "{language}");
+        assert_eq!(params.projection.seed, 42, "{language}");
+        // The Johnson-Lindenstrauss bound at eps 0.33 for 10,000 to 30,000 tests.
+        assert!((850..=960).contains(&params.projection.dims), "{language}: {}", params.projection.dims);
+        assert!(model.len() > 10_000, "{language}: {} tests", model.len());
+        assert!(model.entries().iter().all(|entry| entry.language == language), "{language}");
+        let flaky = model.entries().iter().filter(|entry| entry.flaky).count();
+        assert!(flaky > 500, "{language}: {flaky} flaky tests");
+        let prior = model.prior(language).expect("a shipped model has a signal prior");
+        assert!(prior.warning_probability > 0.5 && prior.warning_probability < 1.0, "{language}");
+        assert!(prior.weights.iter().any(|(_, weight)| *weight > 0.0), "{language}");
+    }
+}
+
+#[test]
+fn a_java_test_that_sleeps_before_asserting_is_flagged_and_a_pure_one_is_not() {
+    let sleepy = r#"@Test
+public void deliversTheMessageAsynchronously() throws Exception {
+    final CountDownLatch received = new CountDownLatch(1);
+    client.subscribe("orders", message -> received.countDown());
+    client.publish("orders", "hello");
+    Thread.sleep(1000);
+    assertTrue(received.await(2, TimeUnit.SECONDS));
+    assertEquals(1, client.deliveredCount());
+}"#;
+    let pure = r#"@Test
+public void addsTwoNumbers() {
+    assertEquals(4, Calculator.add(2, 2));
+    assertEquals(-1, Calculator.add(2, -3));
+}"#;
+    let thresholds = Thresholds::default();
+    assert!(score(Language::Java, sleepy) >= thresholds.warning, "{}", score(Language::Java, sleepy));
+    assert!(score(Language::Java, pure) <= thresholds.information, "{}", score(Language::Java, pure));
+}
+
+#[test]
+fn a_python_test_that_waits_on_a_server_is_flagged_and_a_pure_one_is_not() {
+    let sleepy = r#"def test_server_answers_after_restart(server):
+    server.restart()
+    time.sleep(2)
+    response = requests.get("http://example.org/health", timeout=5)
+    assert response.status_code == 200
+"#;
+    let pure = r#"def test_parses_integers():
+    assert parse("42") == 42
+    assert parse("-7") == -7
+"#;
+    let thresholds = Thresholds::default();
+    assert!(score(Language::Python, sleepy) > thresholds.information, "{}", score(Language::Python, sleepy));
+    assert!(score(Language::Python, pure) <= thresholds.information, "{}", score(Language::Python, pure));
+}
+
+#[test]
+fn a_rust_test_that_spawns_and_sleeps_is_flagged_and_a_pure_one_is_not() {
+    let sleepy = r#"#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_accepts_connections_after_start() {
+    let child = Command::new(env!("CARGO_BIN_EXE_server")).spawn().unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let stream = TcpStream::connect("127.0.0.1:8080").await.unwrap();
+    assert!(stream.peer_addr().is_ok());
+    drop(child);
+}"#;
+    let pure = r#"#[test]
+fn adds_two_numbers() {
+    assert_eq!(add(2, 2), 4);
+    assert_eq!(add(2, -3), -1);
+}"#;
+    let thresholds = Thresholds::default();
+    assert!(score(Language::Rust, sleepy) > thresholds.information, "{}", score(Language::Rust, sleepy));
+    assert!(score(Language::Rust, pure) <= thresholds.information, "{}", score(Language::Rust, pure));
+}
+
+#[test]
+fn a_flagged_test_names_its_signals_and_category() {
+    let code = "@Test public void waits() throws Exception { service.start(); Thread.sleep(500); assertTrue(service.isRunning()); }";
+    let prediction = analysis::judge(&shipped(Language::Java), &Thresholds::default(), Language::Java, code);
+    assert!(prediction.signals.iter().any(|hit| hit.text == "Thread.sleep"), "{:?}", prediction.signals);
+    assert_eq!(prediction.category, Some(flakesense::category::Category::AsyncWait));
+    assert_eq!(prediction.neighbors.len(), 7, "the nearest known tests are shown as evidence");
+}
