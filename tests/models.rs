@@ -8,7 +8,11 @@ use flakesense::models;
 
 fn shipped(language: Language) -> Models {
     let model = models::embedded(language).expect("the shipped model decodes");
-    Models { defaults: vec![model], project: None, extra: Vec::new() }
+    Models {
+        defaults: vec![model],
+        project: None,
+        extra: Vec::new(),
+    }
 }
 
 fn score(language: Language, code: &str) -> f64 {
@@ -23,14 +27,32 @@ fn every_shipped_model_loads_with_its_documented_parameters() {
         assert_eq!(params.tokenizer, Tokenizer::Code, "{language}");
         assert_eq!(params.projection.seed, 42, "{language}");
         // The Johnson-Lindenstrauss bound at eps 0.33 for 10,000 to 30,000 tests.
-        assert!((850..=960).contains(&params.projection.dims), "{language}: {}", params.projection.dims);
+        assert!(
+            (850..=960).contains(&params.projection.dims),
+            "{language}: {}",
+            params.projection.dims
+        );
         assert!(model.len() > 10_000, "{language}: {} tests", model.len());
-        assert!(model.entries().iter().all(|entry| entry.language == language), "{language}");
+        assert!(
+            model
+                .entries()
+                .iter()
+                .all(|entry| entry.language == language),
+            "{language}"
+        );
         let flaky = model.entries().iter().filter(|entry| entry.flaky).count();
         assert!(flaky > 500, "{language}: {flaky} flaky tests");
-        let prior = model.prior(language).expect("a shipped model has a signal prior");
-        assert!(prior.warning_probability > 0.5 && prior.warning_probability < 1.0, "{language}");
-        assert!(prior.weights.iter().any(|(_, weight)| *weight > 0.0), "{language}");
+        let prior = model
+            .prior(language)
+            .expect("a shipped model has a signal prior");
+        assert!(
+            prior.warning_probability > 0.5 && prior.warning_probability < 1.0,
+            "{language}"
+        );
+        assert!(
+            prior.weights.iter().any(|(_, weight)| *weight > 0.0),
+            "{language}"
+        );
     }
 }
 
@@ -51,8 +73,16 @@ public void addsTwoNumbers() {
     assertEquals(-1, Calculator.add(2, -3));
 }"#;
     let thresholds = Thresholds::default();
-    assert!(score(Language::Java, sleepy) >= thresholds.warning, "{}", score(Language::Java, sleepy));
-    assert!(score(Language::Java, pure) <= thresholds.information, "{}", score(Language::Java, pure));
+    assert!(
+        score(Language::Java, sleepy) >= thresholds.warning,
+        "{}",
+        score(Language::Java, sleepy)
+    );
+    assert!(
+        score(Language::Java, pure) <= thresholds.information,
+        "{}",
+        score(Language::Java, pure)
+    );
 }
 
 #[test]
@@ -68,8 +98,16 @@ fn a_python_test_that_waits_on_a_server_is_flagged_and_a_pure_one_is_not() {
     assert parse("-7") == -7
 "#;
     let thresholds = Thresholds::default();
-    assert!(score(Language::Python, sleepy) > thresholds.information, "{}", score(Language::Python, sleepy));
-    assert!(score(Language::Python, pure) <= thresholds.information, "{}", score(Language::Python, pure));
+    assert!(
+        score(Language::Python, sleepy) > thresholds.information,
+        "{}",
+        score(Language::Python, sleepy)
+    );
+    assert!(
+        score(Language::Python, pure) <= thresholds.information,
+        "{}",
+        score(Language::Python, pure)
+    );
 }
 
 #[test]
@@ -88,15 +126,42 @@ fn adds_two_numbers() {
     assert_eq!(add(2, -3), -1);
 }"#;
     let thresholds = Thresholds::default();
-    assert!(score(Language::Rust, sleepy) > thresholds.information, "{}", score(Language::Rust, sleepy));
-    assert!(score(Language::Rust, pure) <= thresholds.information, "{}", score(Language::Rust, pure));
+    assert!(
+        score(Language::Rust, sleepy) > thresholds.information,
+        "{}",
+        score(Language::Rust, sleepy)
+    );
+    assert!(
+        score(Language::Rust, pure) <= thresholds.information,
+        "{}",
+        score(Language::Rust, pure)
+    );
 }
 
 #[test]
 fn a_flagged_test_names_its_signals_and_category() {
     let code = "@Test public void waits() throws Exception { service.start(); Thread.sleep(500); assertTrue(service.isRunning()); }";
-    let prediction = analysis::judge(&shipped(Language::Java), &Thresholds::default(), Language::Java, code);
-    assert!(prediction.signals.iter().any(|hit| hit.text == "Thread.sleep"), "{:?}", prediction.signals);
-    assert_eq!(prediction.category, Some(flakesense::category::Category::AsyncWait));
-    assert_eq!(prediction.neighbors.len(), 7, "the nearest known tests are shown as evidence");
+    let prediction = analysis::judge(
+        &shipped(Language::Java),
+        &Thresholds::default(),
+        Language::Java,
+        code,
+    );
+    assert!(
+        prediction
+            .signals
+            .iter()
+            .any(|hit| hit.text == "Thread.sleep"),
+        "{:?}",
+        prediction.signals
+    );
+    assert_eq!(
+        prediction.category,
+        Some(flakesense::category::Category::AsyncWait)
+    );
+    assert_eq!(
+        prediction.neighbors.len(),
+        7,
+        "the nearest known tests are shown as evidence"
+    );
 }

@@ -213,8 +213,9 @@ fn write_table(out: &mut impl Write, report: &Report) -> Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "lift {:.2}; {} projects skipped; {} splits: {:.3} s to train per split, {:.3} ms per prediction, {:.2} s in all",
+        "lift {:.2}; {:.0}% of flagged tests given a category; {} projects skipped; {} splits: {:.3} s to train per split, {:.3} ms per prediction, {:.2} s in all",
         report.cumulative.lift,
+        100.0 * report.cumulative.category_coverage,
         report.skipped_projects.len(),
         report.timing.splits,
         report.timing.train_seconds_per_split,

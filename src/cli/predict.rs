@@ -134,7 +134,14 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                     .map(|hit| SignalView {
                         name: hit.name,
                         category: hit.category,
-                        line: lines.position(&file.text, report.test.range.start + hit.offset, ColumnUnit::Char).0 + 1,
+                        line: lines
+                            .position(
+                                &file.text,
+                                report.test.range.start + hit.offset,
+                                ColumnUnit::Char,
+                            )
+                            .0
+                            + 1,
                         text: hit.text,
                     })
                     .collect(),
@@ -198,7 +205,11 @@ fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
             verdict.path, verdict.line, verdict.column, verdict.id, verdict.score
         )?;
         for signal in &verdict.signals {
-            writeln!(out, "    signal: {} `{}` (line {}, {})", signal.name, signal.text, signal.line, signal.category)?;
+            writeln!(
+                out,
+                "    signal: {} `{}` (line {}, {})",
+                signal.name, signal.text, signal.line, signal.category
+            )?;
         }
         if !verdict.shared_tokens.is_empty() {
             writeln!(

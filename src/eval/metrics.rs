@@ -13,6 +13,8 @@ pub struct Counts {
     pub categorised_true_positives: usize,
     /// ... and whose predicted category is among them.
     pub category_hits: usize,
+    /// Flagged tests (true or false positives) given a category rather than "cause unknown".
+    pub flagged_with_category: usize,
 }
 
 impl Counts {
@@ -32,6 +34,7 @@ impl Counts {
         self.true_negatives += other.true_negatives;
         self.categorised_true_positives += other.categorised_true_positives;
         self.category_hits += other.category_hits;
+        self.flagged_with_category += other.flagged_with_category;
     }
 
     pub fn total(&self) -> usize {
@@ -76,6 +79,7 @@ impl Counts {
                     self.categorised_true_positives as f64,
                 )
             }),
+            category_coverage: ratio(self.flagged_with_category as f64, tp + fp),
         }
     }
 }
@@ -93,6 +97,8 @@ pub struct Figures {
     /// A_FC: the share of correctly flagged tests with known categories whose predicted category
     /// is among them; absent when there are none.
     pub category_accuracy: Option<f64>,
+    /// The share of flagged tests given a category at all (the rest are "cause unknown").
+    pub category_coverage: f64,
 }
 
 /// The mean and the median of a list of figures, field by field. Category accuracy is
@@ -104,6 +110,7 @@ pub fn mean_and_median(figures: &[Figures]) -> (Figures, Figures) {
     let f1 = summary(figures.iter().map(|f| f.f1).collect());
     let mcc = summary(figures.iter().map(|f| f.mcc).collect());
     let lift = summary(figures.iter().map(|f| f.lift).collect());
+    let coverage = summary(figures.iter().map(|f| f.category_coverage).collect());
     let categorised: Vec<f64> = figures.iter().filter_map(|f| f.category_accuracy).collect();
     let category = (!categorised.is_empty()).then(|| summary(categorised));
     let build = |pick: fn((f64, f64)) -> f64| Figures {
@@ -113,6 +120,7 @@ pub fn mean_and_median(figures: &[Figures]) -> (Figures, Figures) {
         mcc: pick(mcc),
         lift: pick(lift),
         category_accuracy: category.map(pick),
+        category_coverage: pick(coverage),
     };
     (build(|pair| pair.0), build(|pair| pair.1))
 }

@@ -416,6 +416,9 @@ fn summarise(
         report.tests += 1;
         report.flaky += usize::from(outcome.flaky);
         report.counts.record(outcome.flaky, outcome.predicted);
+        if outcome.predicted && outcome.category.is_some() {
+            report.counts.flagged_with_category += 1;
+        }
         if outcome.flaky && outcome.predicted {
             let truth = &tests[*position].categories;
             if !truth.is_empty() {
