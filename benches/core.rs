@@ -1,5 +1,6 @@
-//! Speed of the predictor core on FlakeFlagger: training on all of it, and one prediction
-//! (embed, search, vote) against the resulting index. Needs `../shared/data` (or the CSV path in
+//! Speed of the predictor core on FlakeFlagger: training on all 21,802 tests (tokenising
+//! included), and one prediction of a test (extract it from its file, embed, search, vote with
+//! the signal prior) against the resulting index. Needs `../shared/data` (or the CSV path in
 //! `FLAKESENSE_BENCH_DATA`); prints a note and exits when it is absent.
 //!
 //! Run with `cargo bench --bench core` (one thread: the core never spawns any).
@@ -7,10 +8,14 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use flakesense::dataset::read_csv_file;
+use flakesense::dataset::{LabeledTest, read_csv_file};
 use flakesense::embed::{TokenBag, TokenInterner, Tokenizer};
+use flakesense::extract::extract_tests;
 use flakesense::index::{BuildSettings, Dims, Entry, Index, Origin};
+use flakesense::language::Language;
 use flakesense::predict::{self, predict};
+use flakesense::prior::{Example, SignalPrior};
+use flakesense::signals;
 
 fn main() {
     let path = std::env::var_os("FLAKESENSE_BENCH_DATA")
@@ -24,59 +29,45 @@ fn main() {
         return;
     }
     let tests = read_csv_file(&path).expect("readable benchmark data").tests;
+    let files: Vec<String> = tests
+        .iter()
+        .step_by(tests.len() / 2000)
+        .map(|test| as_file(test))
+        .collect();
     for tokenizer in [Tokenizer::Flast, Tokenizer::Code] {
-        let settings = BuildSettings {
-            tokenizer,
-            dims: Dims::Eps(0.33),
-            seed: 42,
-            description: String::new(),
-        };
         let mut train_times = Vec::new();
         let mut index = None;
         for _ in 0..5 {
             let started = Instant::now();
-            let mut interner = TokenInterner::default();
-            let built = Index::build(
-                &settings,
-                tests.iter().map(|test| {
-                    let bag = TokenBag::from_code_interned(
-                        tokenizer,
-                        test.language,
-                        &test.code,
-                        &mut interner,
-                    );
-                    let entry = Entry {
-                        id: test.id.clone(),
-                        project: test.project.clone(),
-                        source: test.source.clone(),
-                        language: test.language,
-                        flaky: test.flaky,
-                        categories: test.categories.clone(),
-                        origin: Origin::Dataset,
-                        path: None,
-                        code: None,
-                    };
-                    (entry, bag)
-                }),
-            );
+            let built = train(&tests, tokenizer);
             train_times.push(started.elapsed());
             index = Some(built);
         }
-        let index = index.expect("built five times");
+        let mut index = index.expect("built five times");
         let size = index.to_bytes().expect("encodable").len();
+        let started = Instant::now();
+        index.set_priors(vec![fit_prior(&tests)]);
+        let prior_time = started.elapsed();
         let mut predict_times = Vec::new();
-        let settings = predict::Settings::default();
-        for test in tests.iter().step_by(tests.len() / 2000) {
+        for file in &files {
             let started = Instant::now();
-            let prediction = predict(&[&index], test.language, &test.code, settings);
+            let extraction = extract_tests(Language::Java, "Bench.java", file);
+            let test = extraction.tests.first().expect("the wrapped test is found");
+            let prediction = predict(
+                &[&index],
+                Language::Java,
+                &test.code,
+                predict::Settings::default(),
+            );
             predict_times.push(started.elapsed());
             std::hint::black_box(prediction);
         }
         println!(
-            "{:<8} train {} tests: median {:>7.1} ms | predict: median {:.3} ms, p90 {:.3} ms over {} | index {:.1} MB, {} dims",
+            "{:<8} train {} tests: median {:>6.1} ms (+{:.0} ms to fit the signal prior) | predict (extract, embed, search, vote): median {:.3} ms, p90 {:.3} ms over {} | index {:.1} MB, {} dims",
             tokenizer.name(),
             tests.len(),
             median(&mut train_times).as_secs_f64() * 1e3,
+            prior_time.as_secs_f64() * 1e3,
             median(&mut predict_times).as_secs_f64() * 1e3,
             percentile(&mut predict_times, 0.9).as_secs_f64() * 1e3,
             predict_times.len(),
@@ -84,6 +75,58 @@ fn main() {
             index.params().projection.dims,
         );
     }
+}
+
+fn train(tests: &[LabeledTest], tokenizer: Tokenizer) -> Index {
+    let settings = BuildSettings {
+        tokenizer,
+        dims: Dims::Eps(0.33),
+        seed: 42,
+        description: String::new(),
+    };
+    let mut interner = TokenInterner::default();
+    Index::build(
+        &settings,
+        tests.iter().map(|test| {
+            let bag =
+                TokenBag::from_code_interned(tokenizer, test.language, &test.code, &mut interner);
+            let entry = Entry {
+                id: test.id.clone(),
+                project: test.project.clone(),
+                source: test.source.clone(),
+                language: test.language,
+                flaky: test.flaky,
+                categories: test.categories.clone(),
+                origin: Origin::Dataset,
+                path: None,
+                code: None,
+            };
+            (entry, bag)
+        }),
+    )
+}
+
+fn fit_prior(tests: &[LabeledTest]) -> SignalPrior {
+    let examples: Vec<Example<'_>> = tests
+        .iter()
+        .map(|test| Example {
+            hits: signals::detect(test.language, &test.code)
+                .iter()
+                .map(|hit| hit.name)
+                .collect(),
+            flaky: test.flaky,
+            project: &test.project,
+        })
+        .collect();
+    SignalPrior::fit(Language::Java, &examples)
+}
+
+/// A test method as the file an editor would hold.
+fn as_file(test: &LabeledTest) -> String {
+    format!(
+        "package bench;\n\npublic class BenchTest {{\n{}\n}}\n",
+        test.code
+    )
 }
 
 fn median(times: &mut [Duration]) -> Duration {
