@@ -31,6 +31,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Judge every test of some source files and show the nearest known tests
     Predict(predict::PredictArgs),
+    /// Report likely flaky tests of a tree or a change, for pre-commit hooks and CI
+    Check(crate::check::CheckArgs),
 }
 
 /// How tests are turned into vectors; shared by `train` and `eval`.
@@ -82,6 +84,7 @@ pub fn run() -> ExitCode {
         Command::Train(args) => train::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Predict(args) => predict::run(args),
+        Command::Check(args) => crate::check::run(args),
     };
     match result {
         Ok(code) => code,
