@@ -20,12 +20,14 @@
 //! `tests/fixtures/check/tiny.csv`, and `{fixtures}` the `tests/fixtures` directory. Set
 //! `FLAKESENSE_CASE` to a name to run one case.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
 
 use serde::Deserialize;
+
+use common::{command, fixtures, tiny_model};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -56,66 +58,9 @@ enum Step {
     Write { write: BTreeMap<String, String> },
 }
 
-fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_flakesense")
-}
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-/// A tiny model trained from the fixture CSV, once per test run.
-fn tiny_model() -> &'static Path {
-    static MODEL: OnceLock<PathBuf> = OnceLock::new();
-    MODEL.get_or_init(|| {
-        let directory = tempfile::tempdir().expect("a temporary directory").keep();
-        let model = directory.join("tiny.idx");
-        let output = Command::new(binary())
-            .arg("train")
-            .arg("--data")
-            .arg(fixtures().join("check/tiny.csv"))
-            .arg("--out")
-            .arg(&model)
-            .output()
-            .expect("flakesense runs");
-        assert!(
-            output.status.success(),
-            "training the tiny model failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        model
-    })
-}
-
 fn expand(text: &str) -> String {
     text.replace("{model}", &tiny_model().display().to_string())
         .replace("{fixtures}", &fixtures().display().to_string())
-}
-
-/// A command isolated from the user's and the machine's git configuration, with fixed
-/// identities and dates so commits are reproducible.
-fn command(program: &str, root: &Path) -> Command {
-    let program = if program == "flakesense" {
-        binary()
-    } else {
-        program
-    };
-    let mut command = Command::new(program);
-    command
-        .current_dir(root)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Test Author")
-        .env("GIT_AUTHOR_EMAIL", "author@example.com")
-        .env("GIT_COMMITTER_NAME", "Test Author")
-        .env("GIT_COMMITTER_EMAIL", "author@example.com")
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("NO_COLOR");
-    command
 }
 
 fn write_files(root: &Path, files: &BTreeMap<String, String>) {
