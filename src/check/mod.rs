@@ -171,7 +171,10 @@ impl SkipKind {
 
 #[derive(Debug, Clone)]
 pub struct SkippedFile {
+    /// Relative to the report root, `/`-separated, like a finding's path.
     pub path: String,
+    /// As a person in the current directory would type it.
+    pub display_path: String,
     pub kind: SkipKind,
     pub reason: String,
 }
@@ -328,6 +331,10 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
                 path: problem
                     .path
                     .as_deref()
+                    .map_or_else(String::new, |path| relative_path(path, &root)),
+                display_path: problem
+                    .path
+                    .as_deref()
                     .map_or_else(String::new, |path| display_path(path, &current)),
                 kind: if problem.is_loop {
                     SkipKind::SymlinkLoop
@@ -375,7 +382,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         } else {
             "note"
         };
-        eprintln!("{label}: skipped {}: {}", skip.path, skip.reason);
+        eprintln!("{label}: skipped {}: {}", skip.display_path, skip.reason);
     }
     summary.flagged = findings.len();
     summary.skipped = skipped;
@@ -466,7 +473,8 @@ impl ModelSet {
 fn judge_file(target: &Target, models: &ModelSet, settings: &Settings) -> Result<FileOutcome> {
     let skip = |kind: SkipKind, reason: String| FileOutcome {
         skipped: Some(SkippedFile {
-            path: target.display.clone(),
+            path: target.relative.clone(),
+            display_path: target.display.clone(),
             kind,
             reason,
         }),
