@@ -270,85 +270,16 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let exclude = config.exclude_matcher()?;
     let models = ModelSet::load(&args, &config, &workspace_root)?;
 
-    let (root, targets, mut skipped) = if args.staged || args.diff_base.is_some() {
-        let repository = Repository::discover(&workspace_root)?.with_context(|| {
-            format!(
-                "{} needs a git repository, and {} is not in one",
-                if args.staged {
-                    "--staged"
-                } else {
-                    "--diff-base"
-                },
-                workspace_root.display()
-            )
-        })?;
-        let changed = match &args.diff_base {
-            Some(reference) => {
-                let merge_base = repository.merge_base(reference)?;
-                let changed = repository.changed_since(&merge_base)?;
-                settings.changes = Changes::DiffBase {
-                    reference: reference.clone(),
-                    merge_base,
-                };
-                changed
-            }
-            None => {
-                settings.changes = Changes::Staged;
-                repository.staged()?
-            }
-        };
-        let targets = changed_targets(
-            &repository,
-            changed,
-            &named,
-            &workspace_root,
-            &exclude,
-            &current,
-        )?;
-        (repository.top, targets, Vec::new())
-    } else {
-        let root = repository_root(&workspace_root);
-        let roots = if named.is_empty() {
-            vec![workspace_root.clone()]
-        } else {
-            named.clone()
-        };
-        let (paths, problems) = files::walk_sources(&roots, &workspace_root, &exclude);
-        let targets = paths
-            .into_iter()
-            .map(|absolute| Target {
-                relative: relative_path(&absolute, &root),
-                display: display_path(&absolute, &current),
-                named: named.contains(&absolute),
-                absolute,
-                source: Source::Disk,
-                base: Base::None,
-            })
-            .collect();
-        let skipped = problems
-            .into_iter()
-            .map(|problem| SkippedFile {
-                path: problem
-                    .path
-                    .as_deref()
-                    .map_or_else(String::new, |path| relative_path(path, &root)),
-                display_path: problem
-                    .path
-                    .as_deref()
-                    .map_or_else(String::new, |path| display_path(path, &current)),
-                kind: if problem.is_loop {
-                    SkipKind::SymlinkLoop
-                } else {
-                    SkipKind::Unreadable
-                },
-                reason: problem.message,
-            })
-            .collect();
-        (root, targets, skipped)
-    };
+    let Collected {
+        root,
+        targets,
+        mut skipped,
+        changes,
+    } = collect(&args, &named, &workspace_root, &exclude, &current)?;
+    settings.changes = changes;
 
     let progress = Progress::new(targets.len() as u64, started);
-    let outcomes: Vec<FileOutcome> = targets
+    let outcomes: Vec<Option<FileOutcome>> = targets
         .par_iter()
         .map(|target| {
             let outcome = judge_file(target, &models, &settings);
@@ -361,6 +292,9 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let mut summary = Summary::default();
     let mut findings = Vec::new();
     for (target, outcome) in targets.iter().zip(outcomes) {
+        let Some(outcome) = outcome else {
+            continue;
+        };
         if outcome.has_syntax_errors {
             eprintln!(
                 "warning: {} has syntax errors; judged the tests that parse",
@@ -406,6 +340,108 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The files to judge and where their paths are relative to.
+struct Collected {
+    root: PathBuf,
+    targets: Vec<Target>,
+    /// Problems met while walking directories.
+    skipped: Vec<SkippedFile>,
+    changes: Changes,
+}
+
+/// The files of the named paths (or the workspace), or those a change touches among them.
+fn collect(
+    args: &CheckArgs,
+    named: &[PathBuf],
+    workspace_root: &Path,
+    exclude: &globset::GlobSet,
+    current: &Path,
+) -> Result<Collected> {
+    if args.staged || args.diff_base.is_some() {
+        let repository = Repository::discover(workspace_root)?.with_context(|| {
+            format!(
+                "{} needs a git repository, and {} is not in one",
+                if args.staged {
+                    "--staged"
+                } else {
+                    "--diff-base"
+                },
+                workspace_root.display()
+            )
+        })?;
+        let (changed, changes) = match &args.diff_base {
+            Some(reference) => {
+                let merge_base = repository.merge_base(reference)?;
+                let changed = repository.changed_since(&merge_base)?;
+                let changes = Changes::DiffBase {
+                    reference: reference.clone(),
+                    merge_base,
+                };
+                (changed, changes)
+            }
+            None => (repository.staged()?, Changes::Staged),
+        };
+        let targets = changed_targets(
+            &repository,
+            changed,
+            named,
+            workspace_root,
+            exclude,
+            current,
+        )?;
+        Ok(Collected {
+            root: repository.top,
+            targets,
+            skipped: Vec::new(),
+            changes,
+        })
+    } else {
+        let root = repository_root(workspace_root);
+        let roots = if named.is_empty() {
+            vec![workspace_root.to_path_buf()]
+        } else {
+            named.to_vec()
+        };
+        let (paths, problems) = files::walk_sources(&roots, workspace_root, exclude);
+        let targets = paths
+            .into_iter()
+            .map(|absolute| Target {
+                relative: relative_path(&absolute, &root),
+                display: display_path(&absolute, current),
+                named: named.contains(&absolute),
+                absolute,
+                source: Source::Disk,
+                base: Base::None,
+            })
+            .collect();
+        let skipped = problems
+            .into_iter()
+            .map(|problem| SkippedFile {
+                path: problem
+                    .path
+                    .as_deref()
+                    .map_or_else(String::new, |path| relative_path(path, &root)),
+                display_path: problem
+                    .path
+                    .as_deref()
+                    .map_or_else(String::new, |path| display_path(path, current)),
+                kind: if problem.is_loop {
+                    SkipKind::SymlinkLoop
+                } else {
+                    SkipKind::Unreadable
+                },
+                reason: problem.message,
+            })
+            .collect();
+        Ok(Collected {
+            root,
+            targets,
+            skipped,
+            changes: Changes::All,
+        })
+    }
 }
 
 /// The models consulted: the shipped default of each language (unless left out), the project's
@@ -469,8 +505,13 @@ impl ModelSet {
     }
 }
 
-/// Judges one file's tests: all of them, or those its change adds or modifies.
-fn judge_file(target: &Target, models: &ModelSet, settings: &Settings) -> Result<FileOutcome> {
+/// Judges one file's tests: all of them, or those its change adds or modifies. `None` for a
+/// file of a change that is not Java, Python or Rust after all: not worth a word.
+fn judge_file(
+    target: &Target,
+    models: &ModelSet,
+    settings: &Settings,
+) -> Result<Option<FileOutcome>> {
     let skip = |kind: SkipKind, reason: String| FileOutcome {
         skipped: Some(SkippedFile {
             path: target.relative.clone(),
@@ -487,7 +528,7 @@ fn judge_file(target: &Target, models: &ModelSet, settings: &Settings) -> Result
     };
     let file = match read {
         Ok(file) => file,
-        Err(Skipped::NotSource) if !target.named => return Ok(FileOutcome::default()),
+        Err(Skipped::NotSource) if !target.named => return Ok(None),
         Err(reason) => {
             let kind = match reason {
                 Skipped::NotSource => SkipKind::NotSource,
@@ -495,15 +536,15 @@ fn judge_file(target: &Target, models: &ModelSet, settings: &Settings) -> Result
                 Skipped::Binary => SkipKind::Binary,
                 Skipped::Unreadable(_) => SkipKind::Unreadable,
             };
-            return Ok(skip(kind, reason.to_string()));
+            return Ok(Some(skip(kind, reason.to_string())));
         }
     };
     if file.lossy {
         // Columns and tokens of repaired text would not match the file; the user converts it.
-        return Ok(skip(
+        return Ok(Some(skip(
             SkipKind::NotUtf8,
             "not valid UTF-8 (convert it to UTF-8 to have it checked)".to_string(),
-        ));
+        )));
     }
     let extraction = extract::extract_tests(file.language, &target.relative, &file.text);
     let has_syntax_errors = extraction.has_syntax_errors;
@@ -560,13 +601,13 @@ fn judge_file(target: &Target, models: &ModelSet, settings: &Settings) -> Result
             }
         })
         .collect();
-    Ok(FileOutcome {
+    Ok(Some(FileOutcome {
         findings,
         tests: judged,
         unchanged_tests,
         skipped: None,
         has_syntax_errors,
-    })
+    }))
 }
 
 /// The tests a change adds or modifies: a test is changed when its id is new or its
