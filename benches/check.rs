@@ -216,6 +216,18 @@ fn generate(root: &Path) {
     }
 }
 
+/// CPU time (user and system) of the children this process has waited for, from Linux's
+/// `/proc/self/stat` in clock ticks of 1/100 s; `None` elsewhere. Shows how much of a run's
+/// wall time was work when other processes share the cores.
+fn children_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start at the state, field 3;
+    // cutime and cstime are fields 16 and 17.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(13)?.parse::<u64>().ok()? + fields.get(14)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
 fn check(root: &Path) -> (Duration, serde_json::Value) {
     let started = Instant::now();
     let output = Command::new(env!("CARGO_BIN_EXE_flakesense"))
@@ -256,7 +268,11 @@ fn main() {
     );
     assert_eq!(summary["files"], FILES);
     assert_eq!(summary["tests"], FILES * TESTS_PER_FILE);
+    let cpu_before = children_cpu();
     let mut times: Vec<Duration> = (0..runs).map(|_| check(&root).0).collect();
+    let cpu = children_cpu()
+        .zip(cpu_before)
+        .map(|(after, before)| (after - before) / runs as u32);
     times.sort();
     let seconds = |duration: Duration| duration.as_secs_f64();
     println!(
@@ -268,4 +284,14 @@ fn main() {
         seconds(times[times.len() - 1]),
         (FILES * TESTS_PER_FILE) as f64 / seconds(times[times.len() / 2])
     );
+    if let Some(cpu) = cpu {
+        println!(
+            "CPU time per run (user + system): {:.2} s; load average when done: {}",
+            seconds(cpu),
+            std::fs::read_to_string("/proc/loadavg")
+                .ok()
+                .and_then(|load| load.split_whitespace().next().map(str::to_string))
+                .unwrap_or_else(|| "unknown".to_string())
+        );
+    }
 }
