@@ -207,8 +207,6 @@ pub struct Report {
     pub settings: Settings,
     pub findings: Vec<Finding>,
     pub summary: Summary,
-    /// The directory paths are relative to: the repository's top level, else the workspace root.
-    pub root: PathBuf,
 }
 
 /// Where the version of a file to judge comes from.
@@ -271,7 +269,6 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let models = ModelSet::load(&args, &config, &workspace_root)?;
 
     let Collected {
-        root,
         targets,
         mut skipped,
         changes,
@@ -324,14 +321,18 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         settings,
         findings,
         summary,
-        root,
     };
 
     let colour = std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     let mut out = std::io::stdout().lock();
-    format::write(args.format, &report, &mut out, colour)?;
-    out.flush()?;
+    let written = format::write(args.format, &report, &mut out, colour)
+        .and_then(|()| out.flush().map_err(anyhow::Error::from));
+    match written {
+        // A reader that stopped early (`| head`) wanted no more; the verdict stands.
+        Err(error) if is_broken_pipe(&error) => {}
+        written => written?,
+    }
 
     Ok(if report.summary.errors() > 0 {
         ExitCode::from(EXIT_ERROR)
@@ -342,9 +343,9 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     })
 }
 
-/// The files to judge and where their paths are relative to.
+/// The files to judge, their paths relative to the repository's top level (else the workspace
+/// root).
 struct Collected {
-    root: PathBuf,
     targets: Vec<Target>,
     /// Problems met while walking directories.
     skipped: Vec<SkippedFile>,
@@ -392,7 +393,6 @@ fn collect(
             current,
         )?;
         Ok(Collected {
-            root: repository.top,
             targets,
             skipped: Vec::new(),
             changes,
@@ -436,7 +436,6 @@ fn collect(
             })
             .collect();
         Ok(Collected {
-            root,
             targets,
             skipped,
             changes: Changes::All,
@@ -693,6 +692,18 @@ fn changed_targets(
         });
     }
     Ok(targets)
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        let kind = match cause.downcast_ref::<serde_json::Error>() {
+            Some(error) => error.io_error_kind(),
+            None => cause
+                .downcast_ref::<std::io::Error>()
+                .map(std::io::Error::kind),
+        };
+        kind == Some(std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// The top level of the git working tree holding `directory`, found without running git; the
