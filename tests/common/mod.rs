@@ -18,12 +18,13 @@ pub fn fixtures() -> PathBuf {
 }
 
 /// A tiny model trained once per test process from `tests/fixtures/check/tiny.csv`, so no
-/// expectation depends on the shipped models, which move whenever they are retrained.
+/// expectation depends on the shipped models, which move whenever they are retrained. It lives
+/// in Cargo's scratch directory for tests; `train` replaces the file atomically, so test
+/// processes running at once cannot see half of it.
 pub fn tiny_model() -> &'static Path {
     static MODEL: OnceLock<PathBuf> = OnceLock::new();
     MODEL.get_or_init(|| {
-        let directory = tempfile::tempdir().expect("a temporary directory").keep();
-        let model = directory.join("tiny.idx");
+        let model = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tiny.idx");
         let output = Command::new(binary())
             .arg("train")
             .arg("--data")
