@@ -55,17 +55,23 @@ pub fn read_source(path: &Path) -> Result<SourceFile, Skipped> {
     fs::File::open(path)?
         .take(MAX_FILE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)?;
+    source_from_bytes(path, &bytes)
+}
+
+/// Applies [`read_source`]'s checks to content read elsewhere, such as a blob from git's index:
+/// the language from `path` and the first line, the size limit, binary and non-UTF-8 content.
+pub fn source_from_bytes(path: &Path, bytes: &[u8]) -> Result<SourceFile, Skipped> {
     if bytes.len() > MAX_FILE_BYTES {
         return Err(Skipped::TooLarge {
             size: bytes.len() as u64,
         });
     }
-    let language = detect_language(path, &bytes).ok_or(Skipped::NotSource)?;
+    let language = detect_language(path, bytes).ok_or(Skipped::NotSource)?;
     // Text files do not hold NUL bytes; object files and images do, early on.
     if bytes.iter().take(8192).any(|&byte| byte == 0) {
         return Err(Skipped::Binary);
     }
-    let (text, lossy) = crate::extract::decode_source(&bytes);
+    let (text, lossy) = crate::extract::decode_source(bytes);
     Ok(SourceFile {
         language,
         text,
@@ -78,6 +84,9 @@ pub fn read_source(path: &Path) -> Result<SourceFile, Skipped> {
 pub struct WalkProblem {
     pub path: Option<std::path::PathBuf>,
     pub message: String,
+    /// A symbolic link leads back to one of its ancestors: a property of the tree, not an IO
+    /// failure.
+    pub is_loop: bool,
 }
 
 /// The Java, Python and Rust files under `roots` (files given directly are kept whatever their
@@ -106,6 +115,7 @@ pub fn walk_sources(
             problems.push(WalkProblem {
                 path: Some(root.clone()),
                 message: "no such file or directory".to_string(),
+                is_loop: false,
             });
             continue;
         }
@@ -127,6 +137,7 @@ pub fn walk_sources(
                 Err(error) => problems.push(WalkProblem {
                     path: walk_error_path(&error),
                     message: error.to_string(),
+                    is_loop: is_loop(&error),
                 }),
             }
         }
@@ -144,6 +155,16 @@ fn walk_error_path(error: &ignore::Error) -> Option<std::path::PathBuf> {
         }
         ignore::Error::Loop { child, .. } => Some(child.clone()),
         _ => None,
+    }
+}
+
+fn is_loop(error: &ignore::Error) -> bool {
+    match error {
+        ignore::Error::Loop { .. } => true,
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => is_loop(err),
+        _ => false,
     }
 }
 
@@ -217,7 +238,7 @@ mod tests {
         assert!(
             problems
                 .iter()
-                .any(|problem| problem.message.contains("loop")),
+                .any(|problem| problem.is_loop && problem.message.contains("loop")),
             "{problems:?}"
         );
     }

@@ -20,11 +20,14 @@
 //! - [`lsp`] is the language server, the only module that knows the protocol's types;
 //!   [`cli`] is the command line; [`config`] the settings both front ends share; [`files`] reads
 //!   source files from disk; [`line_index`] converts byte offsets to lines and columns.
+//! - [`check`] is `flakesense check` for pre-commit hooks and CI, the only module that knows
+//!   terminals and exit codes.
 //!
 //! Nothing in the pipeline performs IO on its own or fails on broken code.
 
 pub mod analysis;
 pub mod category;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod dataset;

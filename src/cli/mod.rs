@@ -37,6 +37,8 @@ enum Command {
         #[arg(long, hide = true)]
         stdio: bool,
     },
+    /// Report likely flaky tests of a tree or a change, for pre-commit hooks and CI
+    Check(crate::check::CheckArgs),
 }
 
 /// How tests are turned into vectors; shared by `train` and `eval`.
@@ -89,6 +91,7 @@ pub fn run() -> ExitCode {
         Command::Eval(args) => eval::run(args),
         Command::Predict(args) => predict::run(args),
         Command::Serve { .. } => crate::lsp::run_stdio(),
+        Command::Check(args) => crate::check::run(args),
     };
     match result {
         Ok(code) => code,

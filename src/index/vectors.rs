@@ -226,7 +226,27 @@ impl Vectors {
         for (block_number, block) in self.blocks.iter().enumerate() {
             let dots = &mut all_dots[..block.capacity];
             dots.fill(0);
-            for &(dim, value) in &query.nonzeros {
+            // Four dimensions per pass: the dot products are read and written once for four
+            // columns instead of once for each, which is most of the scan's memory traffic.
+            // Integer sums are exact in any order, so results do not change.
+            let mut groups = query.nonzeros.chunks_exact(4);
+            for group in &mut groups {
+                let [(d0, v0), (d1, v1), (d2, v2), (d3, v3)] =
+                    [group[0], group[1], group[2], group[3]];
+                let columns = block
+                    .column(d0 as usize)
+                    .iter()
+                    .zip(block.column(d1 as usize))
+                    .zip(block.column(d2 as usize))
+                    .zip(block.column(d3 as usize));
+                for (dot, (((&a, &b), &c), &d)) in dots.iter_mut().zip(columns) {
+                    *dot += v0 * i32::from(a)
+                        + v1 * i32::from(b)
+                        + v2 * i32::from(c)
+                        + v3 * i32::from(d);
+                }
+            }
+            for &(dim, value) in groups.remainder() {
                 for (dot, &entry) in dots.iter_mut().zip(block.column(dim as usize)) {
                     *dot += value * i32::from(entry);
                 }

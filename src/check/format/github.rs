@@ -1,0 +1,76 @@
+//! For GitHub Actions: one `::warning` or `::notice` workflow command per flagged test, which
+//! the runner shows as an annotation on the pull request's diff. Paths are relative to the
+//! repository root, as the runner resolves them against the checkout.
+
+use std::io::{self, Write};
+
+use super::{Report, flaky_neighbors, hint, summary_line, verdict};
+use crate::analysis::Severity;
+
+pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    for finding in &report.findings {
+        let command = match finding.severity {
+            Severity::Warning => "warning",
+            Severity::Information => "notice",
+        };
+        let title = format!("Test {}", verdict(finding.category));
+        let mut message = format!(
+            "{} is {}, score {:.2}.",
+            finding.id,
+            verdict(finding.category),
+            finding.score
+        );
+        let evidence: Vec<String> = flaky_neighbors(finding)
+            .map(|neighbor| format!("{} ({})", neighbor.id, neighbor.project))
+            .collect();
+        if !evidence.is_empty() {
+            message.push_str(&format!(
+                "\nNearest known flaky tests: {}.",
+                evidence.join(", ")
+            ));
+        }
+        if !finding.shared_tokens.is_empty() {
+            message.push_str(&format!(
+                "\nShared tokens: {}.",
+                finding.shared_tokens.join(", ")
+            ));
+        }
+        message.push('\n');
+        message.push_str(hint(finding.category));
+        writeln!(
+            out,
+            "::{command} file={},line={},col={},endLine={},endColumn={},title={}::{}",
+            escape_property(&finding.path),
+            finding.start.line,
+            finding.start.column,
+            finding.end.line,
+            finding.end.column,
+            escape_property(&title),
+            escape_data(&message)
+        )?;
+    }
+    writeln!(out, "{}", summary_line(report))
+}
+
+/// The escapes of a workflow command's message (the runner's `escapeData`).
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// The escapes of a property value, which also must not hold `:` or `,` (`escapeProperty`).
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_escape_their_separators() {
+        assert_eq!(escape_data("50% done\nnext"), "50%25 done%0Anext");
+        assert_eq!(escape_property("a/b,c::d\r"), "a/b%2Cc%3A%3Ad%0D");
+    }
+}

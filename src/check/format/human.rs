@@ -1,0 +1,81 @@
+//! For people: a block per flagged test, `file:line:col` first so terminals and editors can jump
+//! to it, coloured only on a terminal.
+
+use std::io::{self, Write};
+
+use super::{Report, flaky_neighbors, hint, summary_line, verdict};
+use crate::analysis::Severity;
+
+/// ANSI styles, or nothing when colour is off.
+struct Palette {
+    on: bool,
+}
+
+impl Palette {
+    fn paint(&self, style: &str, text: &str) -> String {
+        if self.on {
+            format!("\x1b[{style}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+    fn bold(&self, text: &str) -> String {
+        self.paint("1", text)
+    }
+    fn dim(&self, text: &str) -> String {
+        self.paint("2", text)
+    }
+    fn severity(&self, severity: Severity) -> String {
+        match severity {
+            Severity::Warning => self.paint("1;33", "warning"),
+            Severity::Information => self.paint("1;36", "note"),
+        }
+    }
+}
+
+pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::Result<()> {
+    let palette = Palette { on: colour };
+    for finding in &report.findings {
+        writeln!(
+            out,
+            "{}: {}: {} is {}, score {}",
+            palette.bold(&format!(
+                "{}:{}:{}",
+                finding.display_path, finding.start.line, finding.start.column
+            )),
+            palette.severity(finding.severity),
+            palette.bold(&finding.id),
+            verdict(finding.category),
+            palette.bold(&format!("{:.2}", finding.score)),
+        )?;
+        let evidence: Vec<_> = flaky_neighbors(finding).collect();
+        if !evidence.is_empty() {
+            writeln!(out, "  nearest known flaky tests:")?;
+            for neighbor in evidence {
+                let categories: Vec<&str> = neighbor
+                    .categories
+                    .iter()
+                    .map(|category| category.name())
+                    .collect();
+                writeln!(
+                    out,
+                    "    {} {} ({}){}",
+                    palette.dim(&format!("{:.3}", neighbor.distance)),
+                    neighbor.id,
+                    neighbor.project,
+                    if categories.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [{}]", categories.join(", "))
+                    }
+                )?;
+            }
+        }
+        if !finding.shared_tokens.is_empty() {
+            writeln!(out, "  shared tokens: {}", finding.shared_tokens.join(", "))?;
+        }
+        writeln!(out, "  hint: {}", hint(finding.category))?;
+        writeln!(out)?;
+    }
+    writeln!(out, "{}", summary_line(report))
+}

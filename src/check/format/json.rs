@@ -1,0 +1,163 @@
+//! For programs: one JSON document whose schema is documented in the README ("Check mode") and
+//! versioned by its `version` field. Fields are only ever added within a version.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::super::{Changes, Finding, Report, SkipKind};
+use super::hint;
+use crate::analysis::Severity;
+use crate::category::Category;
+use crate::language::Language;
+
+/// Raised when a field is removed or changes meaning.
+const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Document<'a> {
+    version: u32,
+    tool: Tool,
+    settings: SettingsView<'a>,
+    findings: Vec<FindingView<'a>>,
+    summary: SummaryView<'a>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct SettingsView<'a> {
+    sigma: f64,
+    k: usize,
+    /// `all`, `staged` or `diff-base`.
+    changes: &'static str,
+    diff_base: Option<&'a str>,
+    merge_base: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct FindingView<'a> {
+    path: &'a str,
+    line: u32,
+    column: u32,
+    end_line: u32,
+    end_column: u32,
+    language: Language,
+    id: &'a str,
+    name: &'a str,
+    score: f64,
+    severity: Severity,
+    category: Option<Category>,
+    hint: &'static str,
+    shared_tokens: &'a [String],
+    neighbors: Vec<NeighborView<'a>>,
+}
+
+#[derive(Serialize)]
+struct NeighborView<'a> {
+    id: &'a str,
+    project: &'a str,
+    flaky: bool,
+    categories: &'a [Category],
+    distance: f64,
+    shared_tokens: &'a [String],
+}
+
+#[derive(Serialize)]
+struct SummaryView<'a> {
+    files: usize,
+    tests: usize,
+    unchanged_tests: usize,
+    flagged: usize,
+    skipped: Vec<SkippedView<'a>>,
+}
+
+#[derive(Serialize)]
+struct SkippedView<'a> {
+    path: &'a str,
+    kind: SkipKind,
+    reason: &'a str,
+}
+
+pub(super) fn write(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> {
+    let (changes, diff_base, merge_base) = match &report.settings.changes {
+        Changes::All => ("all", None, None),
+        Changes::Staged => ("staged", None, None),
+        Changes::DiffBase {
+            reference,
+            merge_base,
+        } => (
+            "diff-base",
+            Some(reference.as_str()),
+            Some(merge_base.as_str()),
+        ),
+    };
+    let document = Document {
+        version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "flakesense",
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        settings: SettingsView {
+            sigma: report.settings.sigma,
+            k: report.settings.k,
+            changes,
+            diff_base,
+            merge_base,
+        },
+        findings: report.findings.iter().map(finding_view).collect(),
+        summary: SummaryView {
+            files: report.summary.files,
+            tests: report.summary.tests,
+            unchanged_tests: report.summary.unchanged_tests,
+            flagged: report.summary.flagged,
+            skipped: report
+                .summary
+                .skipped
+                .iter()
+                .map(|skipped| SkippedView {
+                    path: &skipped.path,
+                    kind: skipped.kind,
+                    reason: &skipped.reason,
+                })
+                .collect(),
+        },
+    };
+    serde_json::to_writer_pretty(&mut *out, &document)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn finding_view(finding: &Finding) -> FindingView<'_> {
+    FindingView {
+        path: &finding.path,
+        line: finding.start.line,
+        column: finding.start.column,
+        end_line: finding.end.line,
+        end_column: finding.end.column,
+        language: finding.language,
+        id: &finding.id,
+        name: &finding.name,
+        score: finding.score,
+        severity: finding.severity,
+        category: finding.category,
+        hint: hint(finding.category),
+        shared_tokens: &finding.shared_tokens,
+        neighbors: finding
+            .neighbors
+            .iter()
+            .map(|neighbor| NeighborView {
+                id: &neighbor.id,
+                project: &neighbor.project,
+                flaky: neighbor.flaky,
+                categories: &neighbor.categories,
+                distance: neighbor.distance,
+                shared_tokens: &neighbor.shared_tokens,
+            })
+            .collect(),
+    }
+}

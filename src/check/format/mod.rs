@@ -1,0 +1,116 @@
+//! The report formats of `flakesense check`, one file each, and the wording they share.
+
+mod github;
+mod human;
+mod json;
+mod sarif;
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use super::{Changes, Finding, Format, Report};
+use crate::category::Category;
+use crate::predict::Neighbor;
+
+/// How many flaky neighbours the human, SARIF and GitHub formats name as evidence; JSON lists
+/// all k neighbours.
+const EVIDENCE_SHOWN: usize = 3;
+
+pub(super) fn write(
+    format: Format,
+    report: &Report,
+    out: &mut dyn Write,
+    colour: bool,
+) -> Result<()> {
+    match format {
+        Format::Human => human::write(report, out, colour)?,
+        Format::Json => json::write(report, out)?,
+        Format::Sarif => sarif::write(report, out)?,
+        Format::Github => github::write(report, out)?,
+    }
+    Ok(())
+}
+
+/// "likely flaky (async-wait)": a static prediction is an estimate, never a certainty.
+fn verdict(category: Option<Category>) -> String {
+    match category {
+        Some(category) => format!("likely flaky ({category})"),
+        None => "likely flaky (cause unknown)".to_string(),
+    }
+}
+
+/// The nearest flaky neighbours: the evidence behind a finding.
+fn flaky_neighbors(finding: &Finding) -> impl Iterator<Item = &Neighbor> {
+    finding
+        .neighbors
+        .iter()
+        .filter(|neighbor| neighbor.flaky)
+        .take(EVIDENCE_SHOWN)
+}
+
+/// The hint for a finding's category; a finding without one gets general advice.
+fn hint(category: Option<Category>) -> &'static str {
+    match category {
+        Some(category) => category.fix_hint(),
+        None => {
+            "Consider what the test waits for or shares with other tests (time, threads, network, files, global state), and confirm by rerunning it many times."
+        }
+    }
+}
+
+/// "flagged 2 of 41 tests in 12 files ...": one line for people, shared by the human and GitHub
+/// formats.
+fn summary_line(report: &Report) -> String {
+    let summary = &report.summary;
+    let tests = plural(summary.tests, "test", "tests");
+    let files = plural(summary.files, "file", "files");
+    let what = match &report.settings.changes {
+        Changes::All => String::new(),
+        Changes::Staged => " added or modified by the staged change".to_string(),
+        Changes::DiffBase { reference, .. } => {
+            format!(" added or modified since the branch point of {reference}")
+        }
+    };
+    let mut line = if summary.tests == 0 {
+        match report.settings.changes {
+            Changes::All => format!("no tests found in {files}"),
+            _ => format!("no tests{what}"),
+        }
+    } else if summary.flagged == 0 {
+        format!(
+            "no likely flaky test among {tests}{what} in {files} (flagged above {})",
+            report.settings.sigma
+        )
+    } else {
+        format!(
+            "flagged {} of {tests}{what} in {files} as likely flaky (score above {})",
+            summary.flagged, report.settings.sigma
+        )
+    };
+    if summary.unchanged_tests > 0 {
+        line.push_str(&format!(
+            "; {}",
+            plural(summary.unchanged_tests, "unchanged test", "unchanged tests")
+        ));
+    }
+    if !summary.skipped.is_empty() {
+        line.push_str(&format!(
+            "; skipped {}",
+            plural(summary.skipped.len(), "path", "paths")
+        ));
+    }
+    line
+}
+
+fn plural(count: usize, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
+/// The rule of a finding, stable across releases: GitHub code scanning matches alerts by it.
+fn rule_id(category: Option<Category>) -> String {
+    match category {
+        Some(category) => format!("flakesense/{category}"),
+        None => "flakesense/flaky".to_string(),
+    }
+}

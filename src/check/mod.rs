@@ -1,0 +1,863 @@
+//! `flakesense check`: judges the tests of some paths, or only those a change adds or modifies,
+//! and reports the likely flaky ones to a person (a terminal), a program (JSON), code scanning
+//! (SARIF) or GitHub Actions (workflow-command annotations).
+//!
+//! This is the only module that knows terminals and exit codes: 0 when nothing is flagged, 1 when
+//! a test is flagged, 2 for usage, configuration or IO errors (design notes, "exit codes").
+//! Files that cannot be judged (binary, huge, not UTF-8, symbolic link loops) are reported and
+//! skipped. Nothing in the working tree is ever written.
+
+mod format;
+mod git;
+
+use std::io::{IsTerminal, Write};
+use std::path::{Component, Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use rayon::prelude::*;
+
+use crate::analysis::{self, Models, Severity, Thresholds};
+use crate::category::Category;
+use crate::config::Config;
+use crate::extract::{self, Extraction, TestMethod};
+use crate::files::{self, Skipped};
+use crate::index::Index;
+use crate::language::Language;
+use crate::line_index::{ColumnUnit, LineIndex};
+use crate::predict::Neighbor;
+use crate::workspace;
+
+use git::{Blob, ChangedFile, NewVersion, Repository};
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files or directories to check (default: the whole repository of the current directory)
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Only the tests that the staged change adds or modifies (git's index against HEAD)
+    #[arg(long, conflicts_with = "diff_base")]
+    staged: bool,
+    /// Only the tests added or modified since the branch point of REF and HEAD (pull requests)
+    #[arg(long, value_name = "REF")]
+    diff_base: Option<String>,
+    /// A further model to consult beside the shipped default and .flakesense/index (repeatable)
+    #[arg(long = "model", value_name = "MODEL")]
+    models: Vec<PathBuf>,
+    /// Leave the shipped default models out: consult only the project's and --model files
+    #[arg(long)]
+    no_default_models: bool,
+    /// Flag a test when its score exceeds this [default: warning-threshold of flakesense.toml, 0.95]
+    #[arg(long, value_parser = parse_sigma)]
+    sigma: Option<f64>,
+    /// Neighbours that vote [default: k of flakesense.toml, 7]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    k: Option<u64>,
+    /// How to report
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Exit with 0 even when tests are flagged (errors still exit with 2)
+    #[arg(long)]
+    exit_zero: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A block per flagged test, for people; coloured on a terminal
+    Human,
+    /// The stable JSON schema of the README
+    Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers
+    Sarif,
+    /// GitHub Actions workflow commands, shown as annotations on a pull request
+    Github,
+}
+
+fn parse_sigma(text: &str) -> Result<f64, String> {
+    let sigma: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if !(0.0..=1.0).contains(&sigma) {
+        return Err(format!("must lie between 0 and 1, found {sigma}"));
+    }
+    Ok(sigma)
+}
+
+const EXIT_FLAGGED: u8 = 1;
+const EXIT_ERROR: u8 = 2;
+
+/// Progress is drawn only for work that takes longer than this: a bar flashing for a moment is
+/// noise.
+const PROGRESS_DELAY: Duration = Duration::from_secs(1);
+
+/// The settings a check ran with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// A test is flagged when its score exceeds this (FLAST's sigma).
+    pub sigma: f64,
+    pub k: usize,
+    /// At or above this score a finding is a warning, below it a note (`warning-threshold`).
+    pub warning: f64,
+    pub changes: Changes,
+}
+
+/// Which tests were judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Changes {
+    /// Every test of the paths.
+    All,
+    /// Tests the staged change adds or modifies.
+    Staged,
+    /// Tests added or modified since the branch point of `reference` and HEAD.
+    DiffBase {
+        reference: String,
+        merge_base: String,
+    },
+}
+
+/// A test flagged as likely flaky.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// Relative to the report root (the repository), `/`-separated.
+    pub path: String,
+    /// As a person in the current directory would type it.
+    pub display_path: String,
+    pub language: Language,
+    pub id: String,
+    pub name: String,
+    /// Where the test's name starts and ends.
+    pub start: Position,
+    pub end: Position,
+    pub score: f64,
+    pub severity: Severity,
+    pub category: Option<Category>,
+    /// Tokens shared with the flaky neighbours, most telling first.
+    pub shared_tokens: Vec<String>,
+    /// The k nearest labelled tests, nearest first.
+    pub neighbors: Vec<Neighbor>,
+}
+
+/// A one-based line and column; columns counted both in characters (terminals, JSON, GitHub)
+/// and in UTF-16 code units (SARIF's default column kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub line: u32,
+    pub column: u32,
+    pub column_utf16: u32,
+}
+
+/// Why a file was not judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipKind {
+    NotSource,
+    TooLarge,
+    Binary,
+    NotUtf8,
+    SymlinkLoop,
+    /// The file or directory could not be read: an IO error, which fails the check.
+    Unreadable,
+}
+
+impl SkipKind {
+    fn is_error(self) -> bool {
+        self == SkipKind::Unreadable
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SkippedFile {
+    /// Relative to the report root, `/`-separated, like a finding's path.
+    pub path: String,
+    /// As a person in the current directory would type it.
+    pub display_path: String,
+    pub kind: SkipKind,
+    pub reason: String,
+}
+
+/// Counts over the whole check.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    /// Files whose tests were judged.
+    pub files: usize,
+    /// Tests judged.
+    pub tests: usize,
+    /// Tests in changed files that the change left as they were (`--staged`, `--diff-base`).
+    pub unchanged_tests: usize,
+    pub flagged: usize,
+    pub skipped: Vec<SkippedFile>,
+}
+
+impl Summary {
+    fn errors(&self) -> usize {
+        self.skipped
+            .iter()
+            .filter(|skipped| skipped.kind.is_error())
+            .count()
+    }
+}
+
+/// Everything a format needs.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub settings: Settings,
+    pub findings: Vec<Finding>,
+    pub summary: Summary,
+}
+
+/// Where the version of a file to judge comes from.
+#[derive(Debug)]
+enum Source {
+    Disk,
+    Blob(Blob),
+}
+
+/// The version before the change, when only changed tests are judged.
+#[derive(Debug)]
+enum Base {
+    /// Judge every test.
+    None,
+    /// The change adds the file: every test is new.
+    Added,
+    Previous(Blob),
+}
+
+#[derive(Debug)]
+struct Target {
+    absolute: PathBuf,
+    relative: String,
+    display: String,
+    source: Source,
+    base: Base,
+    /// Named on the command line: a file that is not Java, Python or Rust is reported.
+    named: bool,
+}
+
+/// What judging one file gave.
+#[derive(Debug, Default)]
+struct FileOutcome {
+    findings: Vec<Finding>,
+    tests: usize,
+    unchanged_tests: usize,
+    skipped: Option<SkippedFile>,
+    has_syntax_errors: bool,
+}
+
+pub fn run(args: CheckArgs) -> Result<ExitCode> {
+    let started = Instant::now();
+    let current = std::env::current_dir().context("cannot read the current directory")?;
+    let named: Vec<PathBuf> = args
+        .paths
+        .iter()
+        .map(|path| normalize(&current.join(path)))
+        .collect();
+    let start = named.first().cloned().unwrap_or_else(|| current.clone());
+    let workspace_root = workspace::find_root(&start);
+    let config = Config::load(&workspace_root)?;
+    let thresholds = config.thresholds();
+    let mut settings = Settings {
+        sigma: args.sigma.unwrap_or(thresholds.warning),
+        k: args.k.map_or(thresholds.k, |k| k as usize),
+        warning: thresholds.warning,
+        changes: Changes::All,
+    };
+    let exclude = config.exclude_matcher()?;
+    let models = ModelSet::load(&args, &config, &workspace_root)?;
+
+    let Collected {
+        targets,
+        mut skipped,
+        changes,
+    } = collect(&args, &named, &workspace_root, &exclude, &current)?;
+    settings.changes = changes;
+
+    let progress = Progress::new(targets.len() as u64, started);
+    let outcomes: Vec<Option<FileOutcome>> = targets
+        .par_iter()
+        .map(|target| {
+            let outcome = judge_file(target, &models, &settings);
+            progress.advance();
+            outcome
+        })
+        .collect::<Result<_>>()?;
+    progress.finish();
+
+    let mut summary = Summary::default();
+    let mut findings = Vec::new();
+    for (target, outcome) in targets.iter().zip(outcomes) {
+        let Some(outcome) = outcome else {
+            continue;
+        };
+        if outcome.has_syntax_errors {
+            eprintln!(
+                "warning: {} has syntax errors; judged the tests that parse",
+                target.display
+            );
+        }
+        match outcome.skipped {
+            Some(skip) => skipped.push(skip),
+            None => summary.files += 1,
+        }
+        summary.tests += outcome.tests;
+        summary.unchanged_tests += outcome.unchanged_tests;
+        findings.extend(outcome.findings);
+    }
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    for skip in &skipped {
+        let label = if skip.kind.is_error() {
+            "error"
+        } else {
+            "note"
+        };
+        eprintln!("{label}: skipped {}: {}", skip.display_path, skip.reason);
+    }
+    summary.flagged = findings.len();
+    summary.skipped = skipped;
+    let report = Report {
+        settings,
+        findings,
+        summary,
+    };
+
+    let colour = std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+    let mut out = std::io::stdout().lock();
+    let written = format::write(args.format, &report, &mut out, colour)
+        .and_then(|()| out.flush().map_err(anyhow::Error::from));
+    match written {
+        // A reader that stopped early (`| head`) wanted no more; the verdict stands.
+        Err(error) if is_broken_pipe(&error) => {}
+        written => written?,
+    }
+
+    Ok(if report.summary.errors() > 0 {
+        ExitCode::from(EXIT_ERROR)
+    } else if report.summary.flagged > 0 && !args.exit_zero {
+        ExitCode::from(EXIT_FLAGGED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The files to judge, their paths relative to the repository's top level (else the workspace
+/// root).
+struct Collected {
+    targets: Vec<Target>,
+    /// Problems met while walking directories.
+    skipped: Vec<SkippedFile>,
+    changes: Changes,
+}
+
+/// The files of the named paths (or the workspace), or those a change touches among them.
+fn collect(
+    args: &CheckArgs,
+    named: &[PathBuf],
+    workspace_root: &Path,
+    exclude: &globset::GlobSet,
+    current: &Path,
+) -> Result<Collected> {
+    if args.staged || args.diff_base.is_some() {
+        let repository = Repository::discover(workspace_root)?.with_context(|| {
+            format!(
+                "{} needs a git repository, and {} is not in one",
+                if args.staged {
+                    "--staged"
+                } else {
+                    "--diff-base"
+                },
+                workspace_root.display()
+            )
+        })?;
+        let (changed, changes) = match &args.diff_base {
+            Some(reference) => {
+                let merge_base = repository.merge_base(reference)?;
+                let changed = repository.changed_since(&merge_base)?;
+                let changes = Changes::DiffBase {
+                    reference: reference.clone(),
+                    merge_base,
+                };
+                (changed, changes)
+            }
+            None => (repository.staged()?, Changes::Staged),
+        };
+        let targets = changed_targets(
+            &repository,
+            changed,
+            named,
+            workspace_root,
+            exclude,
+            current,
+        )?;
+        Ok(Collected {
+            targets,
+            skipped: Vec::new(),
+            changes,
+        })
+    } else {
+        let root = repository_root(workspace_root);
+        let roots = if named.is_empty() {
+            vec![workspace_root.to_path_buf()]
+        } else {
+            named.to_vec()
+        };
+        let (paths, problems) = files::walk_sources(&roots, workspace_root, exclude);
+        let targets = paths
+            .into_iter()
+            .map(|absolute| Target {
+                relative: relative_path(&absolute, &root),
+                display: display_path(&absolute, current),
+                named: named.contains(&absolute),
+                absolute,
+                source: Source::Disk,
+                base: Base::None,
+            })
+            .collect();
+        let skipped = problems
+            .into_iter()
+            .map(|problem| SkippedFile {
+                path: problem
+                    .path
+                    .as_deref()
+                    .map_or_else(String::new, |path| relative_path(path, &root)),
+                display_path: problem
+                    .path
+                    .as_deref()
+                    .map_or_else(String::new, |path| display_path(path, current)),
+                kind: if problem.is_loop {
+                    SkipKind::SymlinkLoop
+                } else {
+                    SkipKind::Unreadable
+                },
+                reason: problem.message,
+            })
+            .collect();
+        Ok(Collected {
+            targets,
+            skipped,
+            changes: Changes::All,
+        })
+    }
+}
+
+/// The models consulted: the shipped default of each language (unless left out), the project's
+/// own index and the configured and named extra models.
+struct ModelSet {
+    defaults: bool,
+    project: Option<Arc<Index>>,
+    extra: Vec<Arc<Index>>,
+}
+
+impl ModelSet {
+    fn load(args: &CheckArgs, config: &Config, workspace_root: &Path) -> Result<ModelSet> {
+        let project_path = workspace::index_path(workspace_root);
+        // Loaded read-only: the language server moves a damaged index aside, a check must not
+        // touch the working tree, so it stops with a configuration error instead.
+        let project = if project_path.exists() {
+            // `LoadError` names the file and its cause in its own message.
+            let index = Index::load(&project_path).map_err(|error| {
+                anyhow::anyhow!(
+                    "the project index is unusable (delete it, or open the project in an editor running flakesense to move it aside): {error}"
+                )
+            })?;
+            Some(Arc::new(index))
+        } else {
+            None
+        };
+        let extra = config
+            .models
+            .iter()
+            .chain(&args.models)
+            .map(|path| {
+                Index::load(path)
+                    .map(Arc::new)
+                    .map_err(|error| anyhow::anyhow!("cannot use --model: {error}"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if args.no_default_models && project.is_none() && extra.is_empty() {
+            bail!("--no-default-models leaves no model: add --model or a .flakesense/index");
+        }
+        Ok(ModelSet {
+            defaults: !args.no_default_models,
+            project,
+            extra,
+        })
+    }
+
+    fn for_language(&self, language: Language) -> Result<Models> {
+        let defaults = if self.defaults {
+            let model = crate::models::embedded(language).map_err(|error| {
+                anyhow::anyhow!("the shipped {language} model is unreadable: {error}")
+            })?;
+            vec![model]
+        } else {
+            Vec::new()
+        };
+        Ok(Models {
+            defaults,
+            project: self.project.clone(),
+            extra: self.extra.clone(),
+        })
+    }
+}
+
+/// Judges one file's tests: all of them, or those its change adds or modifies. `None` for a
+/// file of a change that is not Java, Python or Rust after all: not worth a word.
+fn judge_file(
+    target: &Target,
+    models: &ModelSet,
+    settings: &Settings,
+) -> Result<Option<FileOutcome>> {
+    let skip = |kind: SkipKind, reason: String| FileOutcome {
+        skipped: Some(SkippedFile {
+            path: target.relative.clone(),
+            display_path: target.display.clone(),
+            kind,
+            reason,
+        }),
+        ..FileOutcome::default()
+    };
+    let read = match &target.source {
+        Source::Disk => files::read_source(&target.absolute),
+        Source::Blob(Blob::Content(bytes)) => files::source_from_bytes(&target.absolute, bytes),
+        Source::Blob(Blob::TooLarge(size)) => Err(Skipped::TooLarge { size: *size }),
+    };
+    let file = match read {
+        Ok(file) => file,
+        Err(Skipped::NotSource) if !target.named => return Ok(None),
+        Err(reason) => {
+            let kind = match reason {
+                Skipped::NotSource => SkipKind::NotSource,
+                Skipped::TooLarge { .. } => SkipKind::TooLarge,
+                Skipped::Binary => SkipKind::Binary,
+                Skipped::Unreadable(_) => SkipKind::Unreadable,
+            };
+            return Ok(Some(skip(kind, reason.to_string())));
+        }
+    };
+    if file.lossy {
+        // Columns and tokens of repaired text would not match the file; the user converts it.
+        return Ok(Some(skip(
+            SkipKind::NotUtf8,
+            "not valid UTF-8 (convert it to UTF-8 to have it checked)".to_string(),
+        )));
+    }
+    let extraction = extract::extract_tests(file.language, &target.relative, &file.text);
+    let has_syntax_errors = extraction.has_syntax_errors;
+    let before = extraction.tests.len();
+    let tests = changed_tests(extraction.tests, file.language, target);
+    let unchanged_tests = before - tests.len();
+    let judged = tests.len();
+    let models = models.for_language(file.language)?;
+    let thresholds = Thresholds {
+        k: settings.k,
+        warning: settings.warning,
+        information: settings.sigma,
+    };
+    let reports = analysis::judge_tests(
+        &models,
+        &thresholds,
+        Extraction {
+            tests,
+            has_syntax_errors,
+        },
+    );
+    let lines = LineIndex::new(&file.text);
+    let position = |offset: usize| {
+        let (line, column) = lines.position(&file.text, offset, ColumnUnit::Char);
+        let (_, column_utf16) = lines.position(&file.text, offset, ColumnUnit::Utf16);
+        Position {
+            line: line + 1,
+            column: column + 1,
+            column_utf16: column_utf16 + 1,
+        }
+    };
+    let findings = reports
+        .into_iter()
+        .filter(|report| !report.test.ignored && report.prediction.score > settings.sigma)
+        .map(|report| {
+            let prediction = report.prediction;
+            Finding {
+                path: target.relative.clone(),
+                display_path: target.display.clone(),
+                language: file.language,
+                start: position(report.test.name_range.start),
+                end: position(report.test.name_range.end),
+                id: report.test.id,
+                name: report.test.name,
+                score: prediction.score,
+                severity: if prediction.score >= settings.warning {
+                    Severity::Warning
+                } else {
+                    Severity::Information
+                },
+                category: prediction.category,
+                shared_tokens: prediction.shared_tokens,
+                neighbors: prediction.neighbors,
+            }
+        })
+        .collect();
+    Ok(Some(FileOutcome {
+        findings,
+        tests: judged,
+        unchanged_tests,
+        skipped: None,
+        has_syntax_errors,
+    }))
+}
+
+/// The tests a change adds or modifies: a test is changed when its id is new or its
+/// whitespace-normalised code differs from the base version's test with the same id.
+fn changed_tests(tests: Vec<TestMethod>, language: Language, target: &Target) -> Vec<TestMethod> {
+    let previous = match &target.base {
+        Base::None | Base::Added => return tests,
+        Base::Previous(Blob::Content(bytes)) => bytes,
+        // A base too large to analyse was never judged: every test counts as new.
+        Base::Previous(Blob::TooLarge(_)) => return tests,
+    };
+    let (previous_text, _) = extract::decode_source(previous);
+    // The base is extracted under the new path, so a renamed file keeps its tests' ids.
+    let before: std::collections::HashSet<(String, String)> =
+        extract::extract_tests(language, &target.relative, &previous_text)
+            .tests
+            .into_iter()
+            .map(|test| (test.id, crate::dataset::normalised_code(&test.code)))
+            .collect();
+    tests
+        .into_iter()
+        .filter(|test| {
+            !before.contains(&(test.id.clone(), crate::dataset::normalised_code(&test.code)))
+        })
+        .collect()
+}
+
+/// The files of a change to judge, with their versions before and after.
+fn changed_targets(
+    repository: &Repository,
+    changed: Vec<ChangedFile>,
+    named: &[PathBuf],
+    workspace_root: &Path,
+    exclude: &globset::GlobSet,
+    current: &Path,
+) -> Result<Vec<Target>> {
+    let changed: Vec<ChangedFile> = changed
+        .into_iter()
+        .filter(|file| {
+            let absolute = repository.top.join(&file.path);
+            let path = Path::new(&file.path);
+            let maybe_source = Language::from_path(path).is_some() || path.extension().is_none();
+            let wanted = named.is_empty() || named.iter().any(|name| absolute.starts_with(name));
+            let excluded = exclude.is_match(absolute.strip_prefix(workspace_root).unwrap_or(path));
+            maybe_source && wanted && !excluded
+        })
+        .collect();
+    let ids: Vec<&str> = changed
+        .iter()
+        .flat_map(|file| {
+            let new = match &file.new {
+                NewVersion::Blob(id) => Some(id.as_str()),
+                NewVersion::WorkingTree => None,
+            };
+            new.into_iter().chain(file.base.as_deref())
+        })
+        .collect();
+    let blobs = repository.read_blobs(&ids)?;
+    let take = |id: &str| -> Result<Blob> {
+        match blobs.get(id) {
+            Some(blob) => Ok(blob.clone()),
+            None => bail!("git did not return object {id}"),
+        }
+    };
+    let mut targets = Vec::with_capacity(changed.len());
+    for file in changed {
+        let absolute = repository.top.join(&file.path);
+        let source = match &file.new {
+            NewVersion::Blob(id) => Source::Blob(take(id)?),
+            NewVersion::WorkingTree => Source::Disk,
+        };
+        let base = match &file.base {
+            Some(id) => Base::Previous(take(id)?),
+            None => Base::Added,
+        };
+        targets.push(Target {
+            display: display_path(&absolute, current),
+            relative: file.path,
+            absolute,
+            source,
+            base,
+            named: false,
+        });
+    }
+    Ok(targets)
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        let kind = match cause.downcast_ref::<serde_json::Error>() {
+            Some(error) => error.io_error_kind(),
+            None => cause
+                .downcast_ref::<std::io::Error>()
+                .map(std::io::Error::kind),
+        };
+        kind == Some(std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The top level of the git working tree holding `directory`, found without running git; the
+/// directory itself outside a repository. Report paths are relative to it, as code scanning wants.
+fn repository_root(directory: &Path) -> PathBuf {
+    directory
+        .ancestors()
+        .find(|ancestor| ancestor.join(".git").exists())
+        .unwrap_or(directory)
+        .to_path_buf()
+}
+
+/// `path` relative to `root` with `/` separators, or the whole path when it lies elsewhere.
+fn relative_path(path: &Path, root: &Path) -> String {
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    let parts: Vec<String> = relative
+        .components()
+        .map(|component| component.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if relative.is_absolute() {
+        relative.to_string_lossy().into_owned()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// How a person in `current` refers to `path`: relative when it lies below, else absolute.
+fn display_path(path: &Path, current: &Path) -> String {
+    match path.strip_prefix(current) {
+        Ok(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+/// Removes `.` and resolves `..` without touching the file system: a named path need not
+/// exist (a staged file deleted from the working tree) and symbolic links stay as named.
+fn normalize(path: &Path) -> PathBuf {
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                normal.pop();
+            }
+            other => normal.push(other),
+        }
+    }
+    normal
+}
+
+/// A progress bar on standard error, drawn only when it is a terminal and the work has taken
+/// more than [`PROGRESS_DELAY`].
+struct Progress {
+    bar: indicatif::ProgressBar,
+    started: Instant,
+    terminal: bool,
+    shown: AtomicBool,
+}
+
+impl Progress {
+    fn new(total: u64, started: Instant) -> Progress {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(total),
+            indicatif::ProgressDrawTarget::hidden(),
+        );
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("checking [{bar:30}] {pos}/{len} files")
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        Progress {
+            bar,
+            started,
+            terminal: std::io::stderr().is_terminal(),
+            shown: AtomicBool::new(false),
+        }
+    }
+
+    fn advance(&self) {
+        self.bar.inc(1);
+        if self.terminal
+            && self.started.elapsed() >= PROGRESS_DELAY
+            && !self.shown.swap(true, Ordering::Relaxed)
+        {
+            self.bar
+                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_normalised_without_the_file_system() {
+        assert_eq!(
+            normalize(Path::new("/repo/src/../tests/./a.py")),
+            Path::new("/repo/tests/a.py")
+        );
+        assert_eq!(
+            relative_path(Path::new("/repo/tests/a.py"), Path::new("/repo")),
+            "tests/a.py"
+        );
+        assert_eq!(
+            relative_path(Path::new("/elsewhere/a.py"), Path::new("/repo")),
+            "/elsewhere/a.py"
+        );
+        assert_eq!(
+            display_path(Path::new("/repo/tests/a.py"), Path::new("/repo")),
+            "tests/a.py"
+        );
+    }
+
+    #[test]
+    fn sigma_must_lie_in_the_unit_interval() {
+        assert_eq!(parse_sigma("0.5"), Ok(0.5));
+        assert!(parse_sigma("1.5").is_err());
+        assert!(parse_sigma("half").is_err());
+    }
+
+    fn target(base: Base) -> Target {
+        Target {
+            absolute: PathBuf::from("/repo/tests/test_a.py"),
+            relative: "tests/test_a.py".to_string(),
+            display: "tests/test_a.py".to_string(),
+            source: Source::Disk,
+            base,
+            named: false,
+        }
+    }
+
+    #[test]
+    fn only_new_and_modified_tests_count_as_changed() {
+        let before =
+            "def test_same():\n    assert 1 == 1\n\ndef test_edited():\n    assert f() == 2\n";
+        let after = "def test_same():\n    assert  1 ==\t1\n\ndef test_edited():\n    assert f() == 3\n\ndef test_added():\n    pass\n";
+        let previous = || Base::Previous(Blob::Content(before.as_bytes().to_vec()));
+        let tests = extract::extract_tests(Language::Python, "tests/test_a.py", after).tests;
+        let changed = changed_tests(tests.clone(), Language::Python, &target(previous()));
+        let names: Vec<&str> = changed.iter().map(|test| test.name.as_str()).collect();
+        // Whitespace alone does not change a test.
+        assert_eq!(names, ["test_edited", "test_added"]);
+        assert_eq!(
+            changed_tests(tests.clone(), Language::Python, &target(Base::Added)).len(),
+            3
+        );
+        assert_eq!(
+            changed_tests(tests, Language::Python, &target(Base::None)).len(),
+            3
+        );
+    }
+}
