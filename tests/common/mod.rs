@@ -18,7 +18,9 @@ pub fn fixtures() -> PathBuf {
 }
 
 /// A tiny model trained once per test process from `tests/fixtures/check/tiny.csv`, so no
-/// expectation depends on the shipped models, which move whenever they are retrained. It lives
+/// expectation depends on the shipped models, which move whenever they are retrained. It is a
+/// plain FLAST model (`--no-prior`): its verdicts follow from the handwritten neighbours alone,
+/// not from a signal prior fitted on a dozen tests. It lives
 /// in Cargo's scratch directory for tests; `train` replaces the file atomically, so test
 /// processes running at once cannot see half of it.
 pub fn tiny_model() -> &'static Path {
@@ -31,6 +33,7 @@ pub fn tiny_model() -> &'static Path {
             .arg(fixtures().join("check/tiny.csv"))
             .arg("--out")
             .arg(&model)
+            .arg("--no-prior")
             .output()
             .expect("flakesense runs");
         assert!(
