@@ -125,8 +125,8 @@ fn training_on_every_source_writes_the_project_index_and_reports_each_source() {
     );
 }
 
-/// Until `flakesense check` lands, the index is consulted with `predict --model`; `check` reads
-/// `DIR/.flakesense/index` by itself and should give the same neighbours.
+/// `flakesense check` reads the repository's `.flakesense/index` by itself, beside the shipped
+/// model; the project's own flaky test is the nearest neighbour of its look-alike.
 #[test]
 fn a_new_test_resembling_a_known_flaky_one_is_flagged_with_it_as_nearest_neighbour() {
     let shop = Shop::new();
@@ -176,28 +176,32 @@ class NotificationTest {
 "#,
     )
     .expect("writable");
-    let index = shop.index_path();
-    let output = flakesense(&[
-        "predict",
-        "--model",
-        index.to_str().expect("UTF-8 path"),
-        new_test.to_str().expect("UTF-8 path"),
-        "--format",
-        "json",
-    ]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let verdicts: serde_json::Value =
-        serde_json::from_slice(&output.stdout).expect("predict prints JSON");
-    let verdict = &verdicts[0];
+    let output = flakesense_in(
+        &shop.root,
+        &[
+            "check",
+            "java/src/test/java/com/example/shop/NotificationTest.java",
+            "--format",
+            "json",
+        ],
+    );
     assert_eq!(
-        verdict["id"],
+        output.status.code(),
+        Some(1),
+        "a flagged test fails the check: {}",
+        stderr(&output)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("check prints JSON");
+    let finding = &report["findings"][0];
+    assert_eq!(
+        finding["id"],
         "com.example.shop.NotificationTest#sendsShippingEmail"
     );
-    assert_eq!(verdict["flaky"], true, "{verdict:#}");
-    let nearest = &verdict["neighbors"][0];
+    let nearest = &finding["neighbors"][0];
     assert_eq!(
         nearest["id"], "com.example.shop.OrderServiceTest#sendsConfirmationEmail",
-        "{verdict:#}"
+        "{finding:#}"
     );
     assert_eq!(nearest["flaky"], true);
     assert_eq!(nearest["project"], "shop");
