@@ -32,7 +32,7 @@ fn main() {
     let files: Vec<String> = tests
         .iter()
         .step_by(tests.len() / 2000)
-        .map(|test| as_file(test))
+        .map(as_file)
         .collect();
     for tokenizer in [Tokenizer::Flast, Tokenizer::Code] {
         let mut train_times = Vec::new();

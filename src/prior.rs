@@ -195,10 +195,11 @@ fn solve(mut matrix: Vec<Vec<f64>>, mut vector: Vec<f64>) -> Option<Vec<f64>> {
         }
         matrix.swap(column, pivot);
         vector.swap(column, pivot);
+        let pivot_row = matrix[column].clone();
         for row in column + 1..size {
-            let factor = matrix[row][column] / matrix[column][column];
-            for k in column..size {
-                matrix[row][k] -= factor * matrix[column][k];
+            let factor = matrix[row][column] / pivot_row[column];
+            for (entry, pivot_entry) in matrix[row][column..].iter_mut().zip(&pivot_row[column..]) {
+                *entry -= factor * pivot_entry;
             }
             vector[row] -= factor * vector[column];
         }
