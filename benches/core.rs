@@ -115,6 +115,7 @@ fn fit_prior(tests: &[LabeledTest]) -> SignalPrior {
                 .map(|hit| hit.name)
                 .collect(),
             flaky: test.flaky,
+            categories: &test.categories,
             project: &test.project,
         })
         .collect();

@@ -158,9 +158,15 @@ pub fn prior_opinion(prior: &SignalPrior, hits: &[SignalHit]) -> (PriorOpinion, 
         .cloned()
         .collect();
     evidence.sort_by(|a, b| prior.weight(b.name).total_cmp(&prior.weight(a.name)));
+    // The cause is the strongest signal's category, unless the labelled data contradicted the
+    // catalogue there: then the signal still counts, but the cause is unknown.
+    let category = evidence
+        .iter()
+        .find(|hit| prior.trusts_category_of(hit.name))
+        .map(|hit| hit.category);
     let opinion = PriorOpinion {
         score: prior.score(hits),
-        category: evidence.first().map(|hit| hit.category),
+        category,
     };
     (opinion, evidence)
 }

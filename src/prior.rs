@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::category::Category;
 use crate::language::Language;
 use crate::signals::{self, SignalHit};
 
@@ -26,13 +27,31 @@ pub struct SignalPrior {
     pub weights: Vec<(String, f64)>,
     /// The probability that maps to a score of 0.95.
     pub warning_probability: f64,
+    /// Per pattern: whether its category may be named as a test's likely cause, and the counts
+    /// behind that: among the flaky training tests with known causes that match the pattern, how
+    /// many have its category among their causes, and how many there are.
+    pub category_evidence: Vec<CategoryEvidence>,
 }
+
+/// How far the labelled data backs a pattern's category.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CategoryEvidence {
+    pub pattern: String,
+    pub agreeing: u32,
+    pub labelled: u32,
+    pub trusted: bool,
+}
+
+/// Below this many flaky tests with known causes, the catalogue's category for a pattern stands
+/// unchallenged.
+const CATEGORY_EVIDENCE: u32 = 10;
 
 /// One labelled test as the prior sees it.
 #[derive(Debug, Clone)]
 pub struct Example<'a> {
     pub hits: Vec<&'static str>,
     pub flaky: bool,
+    pub categories: &'a [Category],
     pub project: &'a str,
 }
 
@@ -58,6 +77,15 @@ impl SignalPrior {
     /// (warning_probability, 0.95) and (1, 1).
     pub fn score(&self, hits: &[SignalHit]) -> f64 {
         calibrated(self.probability(hits), self.warning_probability)
+    }
+
+    /// Whether a pattern's category may be given as a test's likely cause: the labelled data does
+    /// not contradict the catalogue there.
+    pub fn trusts_category_of(&self, name: &str) -> bool {
+        self.category_evidence
+            .iter()
+            .find(|evidence| evidence.pattern == name)
+            .is_none_or(|evidence| evidence.trusted)
     }
 
     /// The weight of a pattern; hits with a positive weight are evidence of flakiness.
@@ -94,8 +122,45 @@ impl SignalPrior {
                 .zip(weights)
                 .collect(),
             warning_probability,
+            category_evidence: category_evidence(language, examples),
         }
     }
+}
+
+/// A pattern's category is trusted unless the labelled data contradicts it: with enough flaky
+/// tests of known cause matching the pattern, its category must be more common among them than
+/// among all flaky tests of known cause (the pattern is evidence for it). Labels come from
+/// different processes (IDoFT names order dependencies by construction), so "more common than
+/// usual" is asked, not "the majority".
+fn category_evidence(language: Language, examples: &[Example<'_>]) -> Vec<CategoryEvidence> {
+    let labelled: Vec<&Example<'_>> = examples
+        .iter()
+        .filter(|e| e.flaky && !e.categories.is_empty())
+        .collect();
+    signals::patterns(language)
+        .map(|(name, category)| {
+            let share = |tests: &mut dyn Iterator<Item = &&Example<'_>>| {
+                tests.fold((0u32, 0u32), |(agreeing, total), example| {
+                    (
+                        agreeing + u32::from(example.categories.contains(&category)),
+                        total + 1,
+                    )
+                })
+            };
+            let (agreeing, matched) =
+                share(&mut labelled.iter().filter(|e| e.hits.contains(&name)));
+            let (base_agreeing, base_total) = share(&mut labelled.iter());
+            // agreeing / matched > base_agreeing / base_total, in integers.
+            let above_base = u64::from(agreeing) * u64::from(base_total)
+                > u64::from(base_agreeing) * u64::from(matched);
+            CategoryEvidence {
+                pattern: name.to_string(),
+                agreeing,
+                labelled: matched,
+                trusted: matched < CATEGORY_EVIDENCE || above_base,
+            }
+        })
+        .collect()
 }
 
 fn sigmoid(x: f64) -> f64 {
@@ -255,6 +320,7 @@ fn calibrate_warning(
                 .zip(weights)
                 .collect(),
             warning_probability: 0.95,
+            category_evidence: Vec::new(),
         };
         predictions.extend(
             examples
@@ -319,6 +385,7 @@ mod tests {
         Example {
             hits: hits.to_vec(),
             flaky,
+            categories: &[],
             project,
         }
     }
@@ -343,6 +410,41 @@ mod tests {
         let nothing = prior.probability_of(&[]);
         assert!(sleep > 0.5 && nothing < 0.5, "{sleep} {nothing}");
         assert!(prior.warning_probability > 0.5 && prior.warning_probability < 1.0);
+    }
+
+    #[test]
+    fn a_category_contradicted_by_the_labels_is_not_trusted() {
+        let mut examples = Vec::new();
+        for i in 0..20 {
+            let categories: &'static [Category] = if i % 4 == 0 {
+                &[Category::AsyncWait]
+            } else {
+                &[Category::OrderDependency]
+            };
+            examples.push(Example {
+                hits: vec!["fixed sleep"],
+                flaky: true,
+                categories,
+                project: "a",
+            });
+            examples.push(Example {
+                hits: vec!["wait on a latch, future or condition"],
+                flaky: true,
+                categories: &[Category::AsyncWait],
+                project: "b",
+            });
+            examples.push(example(&[], false, "a"));
+        }
+        let prior = SignalPrior::fit(Language::Java, &examples);
+        assert!(!prior.trusts_category_of("fixed sleep"), "5 of 20 agree");
+        assert!(
+            prior.trusts_category_of("wait on a latch, future or condition"),
+            "20 of 20 agree"
+        );
+        assert!(
+            prior.trusts_category_of("wall-clock time"),
+            "no labelled test says otherwise"
+        );
     }
 
     #[test]

@@ -288,6 +288,14 @@ pub fn detect(language: Language, code: &str) -> Vec<SignalHit> {
     hits
 }
 
+/// A language's patterns as `(name, category)`, in catalogue order.
+pub fn patterns(language: Language) -> impl Iterator<Item = (&'static str, Category)> {
+    CATALOGUE
+        .iter()
+        .filter(move |pattern| pattern.language == language)
+        .map(|pattern| (pattern.name, pattern.category))
+}
+
 /// The names of a language's patterns, in catalogue order: the features of a signal prior.
 /// Names are unique within a language.
 pub fn pattern_names(language: Language) -> Vec<&'static str> {

@@ -143,6 +143,7 @@ fn fit_priors(tests: &[crate::dataset::LabeledTest]) -> Vec<crate::prior::Signal
                     .map(|hit| hit.name)
                     .collect(),
                 flaky: test.flaky,
+                categories: &test.categories,
                 project: &test.project,
             })
             .collect();

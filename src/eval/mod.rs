@@ -385,6 +385,7 @@ fn fit_prior(
         .map(|&i| Example {
             hits: hits[i].iter().map(|hit| hit.name).collect(),
             flaky: pool[i].flaky,
+            categories: &pool[i].categories,
             project: &pool[i].project,
         })
         .collect();
