@@ -25,7 +25,11 @@ pub struct SignalPrior {
     pub bias: f64,
     /// A weight per pattern of the catalogue, by name.
     pub weights: Vec<(String, f64)>,
-    /// The probability that maps to a score of 0.95.
+    /// The probability that maps to a score of 0.5 (the information threshold): where held-out
+    /// predictions had the best F1.
+    pub information_probability: f64,
+    /// The probability that maps to a score of 0.95 (the warning threshold): where held-out
+    /// predictions had the best Matthews correlation.
     pub warning_probability: f64,
     /// Per pattern: whether its category may be named as a test's likely cause, and the counts
     /// behind that: among the flaky training tests with known causes that match the pattern, how
@@ -73,10 +77,14 @@ impl SignalPrior {
         sigmoid(logit)
     }
 
-    /// The calibrated score: piecewise linear in the probability, through (0, 0), (0.5, 0.5),
-    /// (warning_probability, 0.95) and (1, 1).
+    /// The calibrated score: piecewise linear in the probability, through (0, 0),
+    /// (information_probability, 0.5), (warning_probability, 0.95) and (1, 1).
     pub fn score(&self, hits: &[SignalHit]) -> f64 {
-        calibrated(self.probability(hits), self.warning_probability)
+        calibrated(
+            self.probability(hits),
+            self.information_probability,
+            self.warning_probability,
+        )
     }
 
     /// Whether a pattern's category may be given as a test's likely cause: the labelled data does
@@ -100,18 +108,21 @@ impl SignalPrior {
     /// on predictions for projects held out of the fit.
     pub fn fit(language: Language, examples: &[Example<'_>]) -> SignalPrior {
         let names = signals::pattern_names(language);
-        // Choose the penalty and the warning threshold on predictions for held-out projects,
-        // then fit on everything with that penalty.
-        let (penalty, warning_probability) = L2_PENALTIES
+        // Choose the penalty and the thresholds on predictions for held-out projects, then fit
+        // on everything with that penalty.
+        let calibration = L2_PENALTIES
             .iter()
             .filter_map(|&penalty| {
-                let (threshold, mcc) = calibrate_warning(language, &names, examples, penalty)?;
-                Some((penalty, threshold, mcc))
+                let predictions = held_out_predictions(language, &names, examples, penalty)?;
+                let (warning, mcc) = best_threshold(&predictions, 0.5, matthews)?;
+                let (information, _) = best_threshold(&predictions, 0.5, f1)?;
+                Some((penalty, information.min(warning), warning, mcc))
             })
-            .max_by(|a, b| a.2.total_cmp(&b.2).then(b.0.total_cmp(&a.0)))
-            .map_or((L2_PENALTIES[0], 0.95), |(penalty, threshold, _)| {
-                (penalty, threshold)
-            });
+            .max_by(|a, b| a.3.total_cmp(&b.3).then(b.0.total_cmp(&a.0)));
+        let (penalty, information_probability, warning_probability) = calibration.map_or(
+            (L2_PENALTIES[0], 0.5, 0.95),
+            |(penalty, information, warning, _)| (penalty, information, warning),
+        );
         let (bias, weights) = fit_logistic(&names, examples, penalty);
         SignalPrior {
             language,
@@ -121,6 +132,7 @@ impl SignalPrior {
                 .map(|name| name.to_string())
                 .zip(weights)
                 .collect(),
+            information_probability,
             warning_probability,
             category_evidence: category_evidence(language, examples),
         }
@@ -167,12 +179,13 @@ fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
 
-fn calibrated(probability: f64, warning_probability: f64) -> f64 {
-    let warning = warning_probability.clamp(0.5 + 1e-9, 1.0 - 1e-9);
-    if probability <= 0.5 {
-        probability
+fn calibrated(probability: f64, information: f64, warning: f64) -> f64 {
+    let information = information.clamp(1e-9, 1.0 - 2e-9);
+    let warning = warning.clamp(information + 1e-9, 1.0 - 1e-9);
+    if probability <= information {
+        0.5 * probability / information
     } else if probability <= warning {
-        0.5 + 0.45 * (probability - 0.5) / (warning - 0.5)
+        0.5 + 0.45 * (probability - information) / (warning - information)
     } else {
         0.95 + 0.05 * (probability - warning) / (1.0 - warning)
     }
@@ -277,15 +290,14 @@ fn solve(mut matrix: Vec<Vec<f64>>, mut vector: Vec<f64>) -> Option<Vec<f64>> {
     Some(solution)
 }
 
-/// The probability above 0.5 at which held-out predictions best separate flaky tests (highest
-/// Matthews correlation), each prediction from a fit with `penalty` that did not see its
-/// project; and that correlation.
-fn calibrate_warning(
+/// Probabilities for the tests of each project with both flaky and other tests, each from a fit
+/// with `penalty` that did not see the project; `None` with fewer than two such projects.
+fn held_out_predictions(
     language: Language,
     names: &[&'static str],
     examples: &[Example<'_>],
     penalty: f64,
-) -> Option<(f64, f64)> {
+) -> Option<Vec<(f64, bool)>> {
     // Only projects with both flaky and other tests can show where the line between them lies;
     // each is held out in turn, as the leave-one-project-out protocol does. Sets of flaky tests
     // alone (IDoFT, FlakyCat) always stay in the fit: they still teach the regression.
@@ -319,6 +331,7 @@ fn calibrate_warning(
                 .map(|name| name.to_string())
                 .zip(weights)
                 .collect(),
+            information_probability: 0.5,
             warning_probability: 0.95,
             category_evidence: Vec::new(),
         };
@@ -329,12 +342,35 @@ fn calibrate_warning(
                 .map(|e| (prior.probability_of(&e.hits), e.flaky)),
         );
     }
-    best_mcc_threshold(&predictions, 0.5)
+    Some(predictions)
 }
 
-/// The threshold at or above `floor` whose `probability > threshold` rule has the highest
-/// Matthews correlation, and that correlation.
-fn best_mcc_threshold(predictions: &[(f64, bool)], floor: f64) -> Option<(f64, f64)> {
+/// Matthews correlation of confusion counts (true and false positives, false and true negatives).
+fn matthews(tp: f64, fp: f64, fn_: f64, tn: f64) -> f64 {
+    let denominator = ((tp + fp) * (tp + fn_) * (tn + fp) * (tn + fn_)).sqrt();
+    if denominator > 0.0 {
+        (tp * tn - fp * fn_) / denominator
+    } else {
+        0.0
+    }
+}
+
+/// F1 of confusion counts.
+fn f1(tp: f64, fp: f64, fn_: f64, _tn: f64) -> f64 {
+    if tp > 0.0 {
+        2.0 * tp / (2.0 * tp + fp + fn_)
+    } else {
+        0.0
+    }
+}
+
+/// The threshold at or above `floor` whose `probability > threshold` rule scores highest on
+/// `metric`, and that score.
+fn best_threshold(
+    predictions: &[(f64, bool)],
+    floor: f64,
+    metric: fn(f64, f64, f64, f64) -> f64,
+) -> Option<(f64, f64)> {
     let mut sorted: Vec<(f64, bool)> = predictions.to_vec();
     sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
     let positives = sorted.iter().filter(|(_, flaky)| *flaky).count() as f64;
@@ -359,19 +395,15 @@ fn best_mcc_threshold(predictions: &[(f64, bool)], floor: f64) -> Option<(f64, f
         }
         let false_negatives = positives - true_positives;
         let true_negatives = negatives - false_positives;
-        let denominator = ((true_positives + false_positives)
-            * (true_positives + false_negatives)
-            * (true_negatives + false_positives)
-            * (true_negatives + false_negatives))
-            .sqrt();
-        let mcc = if denominator > 0.0 {
-            (true_positives * true_negatives - false_positives * false_negatives) / denominator
-        } else {
-            0.0
-        };
-        if best.is_none_or(|(_, best_mcc)| mcc > best_mcc) {
+        let value = metric(
+            true_positives,
+            false_positives,
+            false_negatives,
+            true_negatives,
+        );
+        if best.is_none_or(|(_, best_value)| value > best_value) {
             // Flagging means `probability > threshold`: put the threshold between this group and the next.
-            best = Some(((threshold + next) / 2.0, mcc));
+            best = Some(((threshold + next) / 2.0, value));
         }
     }
     best
@@ -449,11 +481,12 @@ mod tests {
 
     #[test]
     fn the_calibration_keeps_its_fixed_points() {
-        assert_eq!(calibrated(0.2, 0.8), 0.2);
-        assert_eq!(calibrated(0.5, 0.8), 0.5);
-        assert!((calibrated(0.8, 0.8) - 0.95).abs() < 1e-9);
-        assert!((calibrated(1.0, 0.8) - 1.0).abs() < 1e-9);
-        assert!(calibrated(0.7, 0.8) < calibrated(0.75, 0.8));
+        assert!((calibrated(0.3, 0.6, 0.8) - 0.25).abs() < 1e-9);
+        assert!((calibrated(0.6, 0.6, 0.8) - 0.5).abs() < 1e-9);
+        assert!((calibrated(0.8, 0.6, 0.8) - 0.95).abs() < 1e-9);
+        assert!((calibrated(1.0, 0.6, 0.8) - 1.0).abs() < 1e-9);
+        assert!(calibrated(0.7, 0.6, 0.8) < calibrated(0.75, 0.6, 0.8));
+        assert_eq!(calibrated(0.0, 0.6, 0.8), 0.0);
     }
 
     #[test]
@@ -466,7 +499,7 @@ mod tests {
             (0.55, true),
             (0.2, false),
         ];
-        let (threshold, _) = best_mcc_threshold(&predictions, 0.5).unwrap();
+        let (threshold, _) = best_threshold(&predictions, 0.5, matthews).unwrap();
         assert!(threshold > 0.7 && threshold < 0.85, "{threshold}");
     }
 

@@ -155,9 +155,10 @@ fn fit_priors(tests: &[crate::dataset::LabeledTest]) -> Vec<crate::prior::Signal
         }
         let prior = crate::prior::SignalPrior::fit(language, &examples);
         eprintln!(
-            "fitted the {language} signal prior on {} tests of {} projects; warning above probability {:.3}",
+            "fitted the {language} signal prior on {} tests of {} projects; information above probability {:.3}, warning above {:.3}",
             examples.len(),
             projects.len(),
+            prior.information_probability,
             prior.warning_probability
         );
         priors.push(prior);
