@@ -30,6 +30,7 @@ use crate::index::Index;
 use crate::language::Language;
 use crate::line_index::{ColumnUnit, LineIndex};
 use crate::predict::Neighbor;
+use crate::signals::SignalHit;
 use crate::workspace;
 
 use git::{Blob, ChangedFile, NewVersion, Repository};
@@ -135,6 +136,8 @@ pub struct Finding {
     pub score: f64,
     pub severity: Severity,
     pub category: Option<Category>,
+    /// Catalogue signals that speak for flakiness, strongest first, with the line of each.
+    pub signals: Vec<(SignalHit, u32)>,
     /// Tokens shared with the flaky neighbours, most telling first.
     pub shared_tokens: Vec<String>,
     /// The k nearest labelled tests, nearest first.
@@ -595,6 +598,14 @@ fn judge_file(
                     Severity::Information
                 },
                 category: prediction.category,
+                signals: prediction
+                    .signals
+                    .into_iter()
+                    .map(|hit| {
+                        let line = position(report.test.range.start + hit.offset).line;
+                        (hit, line)
+                    })
+                    .collect(),
                 shared_tokens: prediction.shared_tokens,
                 neighbors: prediction.neighbors,
             }

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::{Report, flaky_neighbors, hint, summary_line, verdict};
+use super::{Report, evidence_sentences, hint, summary_line, verdict};
 use crate::analysis::Severity;
 
 pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -20,20 +20,9 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             verdict(finding.category),
             finding.score
         );
-        let evidence: Vec<String> = flaky_neighbors(finding)
-            .map(|neighbor| format!("{} ({})", neighbor.id, neighbor.project))
-            .collect();
-        if !evidence.is_empty() {
-            message.push_str(&format!(
-                "\nNearest known flaky tests: {}.",
-                evidence.join(", ")
-            ));
-        }
-        if !finding.shared_tokens.is_empty() {
-            message.push_str(&format!(
-                "\nShared tokens: {}.",
-                finding.shared_tokens.join(", ")
-            ));
+        for sentence in evidence_sentences(finding) {
+            message.push('\n');
+            message.push_str(&sentence);
         }
         message.push('\n');
         message.push_str(hint(finding.category));

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use super::{Report, flaky_neighbors, hint, summary_line, verdict};
+use super::{Report, SIGNALS_SHOWN, flaky_neighbors, hint, summary_line, verdict};
 use crate::analysis::Severity;
 
 /// ANSI styles, or nothing when colour is off.
@@ -48,6 +48,9 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
             verdict(finding.category),
             palette.bold(&format!("{:.2}", finding.score)),
         )?;
+        for (hit, line) in finding.signals.iter().take(SIGNALS_SHOWN) {
+            writeln!(out, "  signal: {} `{}` (line {line})", hit.name, hit.text)?;
+        }
         let evidence: Vec<_> = flaky_neighbors(finding).collect();
         if !evidence.is_empty() {
             writeln!(out, "  nearest known flaky tests:")?;

@@ -53,8 +53,17 @@ struct FindingView<'a> {
     severity: Severity,
     category: Option<Category>,
     hint: &'static str,
+    signals: Vec<SignalView<'a>>,
     shared_tokens: &'a [String],
     neighbors: Vec<NeighborView<'a>>,
+}
+
+#[derive(Serialize)]
+struct SignalView<'a> {
+    name: &'a str,
+    category: Category,
+    text: &'a str,
+    line: u32,
 }
 
 #[derive(Serialize)]
@@ -146,6 +155,16 @@ fn finding_view(finding: &Finding) -> FindingView<'_> {
         severity: finding.severity,
         category: finding.category,
         hint: hint(finding.category),
+        signals: finding
+            .signals
+            .iter()
+            .map(|(hit, line)| SignalView {
+                name: hit.name,
+                category: hit.category,
+                text: &hit.text,
+                line: *line,
+            })
+            .collect(),
         shared_tokens: &finding.shared_tokens,
         neighbors: finding
             .neighbors

@@ -49,6 +49,40 @@ fn flaky_neighbors(finding: &Finding) -> impl Iterator<Item = &Neighbor> {
         .take(EVIDENCE_SHOWN)
 }
 
+/// How many signals the human, SARIF and GitHub formats name; JSON lists them all.
+const SIGNALS_SHOWN: usize = 3;
+
+/// The evidence behind a finding as sentences: its signals, its nearest flaky neighbours and the
+/// tokens it shares with them. SARIF and GitHub annotations say the same things.
+fn evidence_sentences(finding: &Finding) -> Vec<String> {
+    let mut sentences = Vec::new();
+    let signals: Vec<String> = finding
+        .signals
+        .iter()
+        .take(SIGNALS_SHOWN)
+        .map(|(hit, line)| format!("{} `{}` (line {line})", hit.name, hit.text))
+        .collect();
+    if !signals.is_empty() {
+        sentences.push(format!("Signals: {}.", signals.join(", ")));
+    }
+    let neighbors: Vec<String> = flaky_neighbors(finding)
+        .map(|neighbor| format!("{} ({})", neighbor.id, neighbor.project))
+        .collect();
+    if !neighbors.is_empty() {
+        sentences.push(format!(
+            "Nearest known flaky tests: {}.",
+            neighbors.join(", ")
+        ));
+    }
+    if !finding.shared_tokens.is_empty() {
+        sentences.push(format!(
+            "Shared tokens: {}.",
+            finding.shared_tokens.join(", ")
+        ));
+    }
+    sentences
+}
+
 /// The hint for a finding's category; a finding without one gets general advice.
 fn hint(category: Option<Category>) -> &'static str {
     match category {

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
-use super::{Report, flaky_neighbors, hint, rule_id, verdict};
+use super::{Report, evidence_sentences, flaky_neighbors, hint, rule_id, verdict};
 use crate::analysis::Severity;
 use crate::category::Category;
 
@@ -41,20 +41,9 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> 
                 verdict(finding.category),
                 finding.score
             );
-            let evidence: Vec<String> = flaky_neighbors(finding)
-                .map(|neighbor| format!("{} ({})", neighbor.id, neighbor.project))
-                .collect();
-            if !evidence.is_empty() {
-                text.push_str(&format!(
-                    " Nearest known flaky tests: {}.",
-                    evidence.join(", ")
-                ));
-            }
-            if !finding.shared_tokens.is_empty() {
-                text.push_str(&format!(
-                    " Shared tokens: {}.",
-                    finding.shared_tokens.join(", ")
-                ));
+            for sentence in evidence_sentences(finding) {
+                text.push(' ');
+                text.push_str(&sentence);
             }
             let artifact = if finding.path.starts_with('/') {
                 json!({ "uri": file_uri(&finding.path) })
