@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use flakesense::dataset::{LabeledTest, read_csv_file};
 use flakesense::embed::{TokenBag, TokenInterner, Tokenizer};
 use flakesense::extract::extract_tests;
-use flakesense::index::{BuildSettings, Dims, Entry, Index, Origin};
+use flakesense::index::{BuildSettings, Dims, Entry, Index};
 use flakesense::language::Language;
 use flakesense::predict::{self, predict};
 use flakesense::prior::{Example, SignalPrior};
@@ -90,18 +90,7 @@ fn train(tests: &[LabeledTest], tokenizer: Tokenizer) -> Index {
         tests.iter().map(|test| {
             let bag =
                 TokenBag::from_code_interned(tokenizer, test.language, &test.code, &mut interner);
-            let entry = Entry {
-                id: test.id.clone(),
-                project: test.project.clone(),
-                source: test.source.clone(),
-                language: test.language,
-                flaky: test.flaky,
-                categories: test.categories.clone(),
-                origin: Origin::Dataset,
-                path: None,
-                code: None,
-            };
-            (entry, bag)
+            (Entry::from_labeled(test, None), bag)
         }),
     )
 }
@@ -109,15 +98,7 @@ fn train(tests: &[LabeledTest], tokenizer: Tokenizer) -> Index {
 fn fit_prior(tests: &[LabeledTest]) -> SignalPrior {
     let examples: Vec<Example<'_>> = tests
         .iter()
-        .map(|test| Example {
-            hits: signals::detect(test.language, &test.code)
-                .iter()
-                .map(|hit| hit.name)
-                .collect(),
-            flaky: test.flaky,
-            categories: &test.categories,
-            project: &test.project,
-        })
+        .map(|test| Example::new(test, &signals::detect(test.language, &test.code)))
         .collect();
     SignalPrior::fit(Language::Java, &examples)
 }

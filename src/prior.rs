@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::category::Category;
+use crate::dataset::LabeledTest;
 use crate::language::Language;
 use crate::signals::{self, SignalHit};
 
@@ -57,6 +58,18 @@ pub struct Example<'a> {
     pub flaky: bool,
     pub categories: &'a [Category],
     pub project: &'a str,
+}
+
+impl<'a> Example<'a> {
+    /// A labelled test and the catalogue's hits in its code.
+    pub fn new(test: &'a LabeledTest, hits: &[SignalHit]) -> Example<'a> {
+        Example {
+            hits: hits.iter().map(|hit| hit.name).collect(),
+            flaky: test.flaky,
+            categories: &test.categories,
+            project: &test.project,
+        }
+    }
 }
 
 impl SignalPrior {
@@ -113,7 +126,7 @@ impl SignalPrior {
         let calibration = L2_PENALTIES
             .iter()
             .filter_map(|&penalty| {
-                let predictions = held_out_predictions(language, &names, examples, penalty)?;
+                let predictions = held_out_predictions(&names, examples, penalty)?;
                 let (warning, mcc) = best_threshold(&predictions, 0.5, matthews)?;
                 let (information, _) = best_threshold(&predictions, 0.5, f1)?;
                 Some((penalty, information.min(warning), warning, mcc))
@@ -293,7 +306,6 @@ fn solve(mut matrix: Vec<Vec<f64>>, mut vector: Vec<f64>) -> Option<Vec<f64>> {
 /// Probabilities for the tests of each project with both flaky and other tests, each from a fit
 /// with `penalty` that did not see the project; `None` with fewer than two such projects.
 fn held_out_predictions(
-    language: Language,
     names: &[&'static str],
     examples: &[Example<'_>],
     penalty: f64,
@@ -323,24 +335,16 @@ fn held_out_predictions(
             .cloned()
             .collect();
         let (bias, weights) = fit_logistic(names, &training, penalty);
-        let prior = SignalPrior {
-            language,
-            bias,
-            weights: names
-                .iter()
-                .map(|name| name.to_string())
-                .zip(weights)
-                .collect(),
-            information_probability: 0.5,
-            warning_probability: 0.95,
-            category_evidence: Vec::new(),
-        };
-        predictions.extend(
-            examples
-                .iter()
-                .filter(|e| e.project == *held_out)
-                .map(|e| (prior.probability_of(&e.hits), e.flaky)),
-        );
+        predictions.extend(examples.iter().filter(|e| e.project == *held_out).map(|e| {
+            let logit = bias
+                + names
+                    .iter()
+                    .zip(&weights)
+                    .filter(|(name, _)| e.hits.contains(name))
+                    .map(|(_, w)| w)
+                    .sum::<f64>();
+            (sigmoid(logit), e.flaky)
+        }));
     }
     Some(predictions)
 }

@@ -13,7 +13,8 @@ use super::{EmbeddingArgs, progress_bar, read_data};
 use crate::category::Category;
 use crate::embed::{TokenBag, TokenInterner};
 use crate::history::{self, IndexPlan, Repository, SourceReport};
-use crate::index::{BuildSettings, Entry, Index, Origin, kept_code};
+use crate::index::{BuildSettings, Entry, Index, kept_code};
+use crate::prior::Example;
 use crate::workspace::{self, ProjectIndex};
 
 #[derive(Debug, Args)]
@@ -94,18 +95,7 @@ fn run_data(args: &TrainArgs, out: &Path) -> Result<ExitCode> {
                 &mut interner,
             );
             let code = test.flaky.then(|| kept_code(&test.code));
-            let entry = Entry {
-                id: test.id.clone(),
-                project: test.project.clone(),
-                source: test.source.clone(),
-                language: test.language,
-                flaky: test.flaky,
-                categories: test.categories.clone(),
-                origin: Origin::Dataset,
-                path: None,
-                code,
-            };
-            (entry, bag)
+            (Entry::from_labeled(test, code), bag)
         }),
     );
     let mut index = index;
@@ -134,18 +124,10 @@ fn run_data(args: &TrainArgs, out: &Path) -> Result<ExitCode> {
 fn fit_priors(tests: &[crate::dataset::LabeledTest]) -> Vec<crate::prior::SignalPrior> {
     let mut priors = Vec::new();
     for language in crate::language::Language::ALL {
-        let examples: Vec<crate::prior::Example<'_>> = tests
+        let examples: Vec<Example<'_>> = tests
             .iter()
             .filter(|test| test.language == language)
-            .map(|test| crate::prior::Example {
-                hits: crate::signals::detect(language, &test.code)
-                    .iter()
-                    .map(|hit| hit.name)
-                    .collect(),
-                flaky: test.flaky,
-                categories: &test.categories,
-                project: &test.project,
-            })
+            .map(|test| Example::new(test, &crate::signals::detect(language, &test.code)))
             .collect();
         let mut projects: Vec<&str> = examples.iter().map(|example| example.project).collect();
         projects.sort_unstable();

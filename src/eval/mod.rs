@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::category::Category;
 use crate::dataset::LabeledTest;
 use crate::embed::{TokenBag, TokenInterner};
-use crate::index::{BuildSettings, Entry, Index, Origin};
+use crate::index::{BuildSettings, Entry, Index};
 use crate::language::Language;
 use crate::predict::{self, Ballot};
 use crate::prior::{Example, SignalPrior};
@@ -285,20 +285,6 @@ fn text_seed(text: &str) -> u64 {
     })
 }
 
-fn entry_for(test: &LabeledTest) -> Entry {
-    Entry {
-        id: test.id.clone(),
-        project: test.project.clone(),
-        source: test.source.clone(),
-        language: test.language,
-        flaky: test.flaky,
-        categories: test.categories.clone(),
-        origin: Origin::Dataset,
-        path: None,
-        code: None,
-    }
-}
-
 fn run_split(
     split: &Split,
     pool: &[&LabeledTest],
@@ -312,7 +298,7 @@ fn run_split(
         split
             .train
             .iter()
-            .map(|&i| (entry_for(pool[i]), bags[i].clone())),
+            .map(|&i| (Entry::from_labeled(pool[i], None), bags[i].clone())),
     );
     let prior = (settings.prior && settings.protocol == Protocol::LeaveOneProjectOut)
         .then(|| {
@@ -382,12 +368,7 @@ fn fit_prior(
         .train
         .iter()
         .filter(|&&i| pool[i].language == language)
-        .map(|&i| Example {
-            hits: hits[i].iter().map(|hit| hit.name).collect(),
-            flaky: pool[i].flaky,
-            categories: &pool[i].categories,
-            project: &pool[i].project,
-        })
+        .map(|&i| Example::new(pool[i], &hits[i]))
         .collect();
     SignalPrior::fit(language, &examples)
 }

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use sprs::CsMat;
 
 use crate::category::Category;
+use crate::dataset::LabeledTest;
 use crate::embed::{Projection, TokenBag, Tokenizer};
 use crate::language::Language;
 use crate::prior::SignalPrior;
@@ -94,6 +95,23 @@ pub fn kept_code(code: &str) -> String {
         end -= 1;
     }
     format!("{}\n...", &code[..end])
+}
+
+impl Entry {
+    /// The entry of a test from a labelled dataset; its code is kept only if `code` is given.
+    pub fn from_labeled(test: &LabeledTest, code: Option<String>) -> Entry {
+        Entry {
+            id: test.id.clone(),
+            project: test.project.clone(),
+            source: test.source.clone(),
+            language: test.language,
+            flaky: test.flaky,
+            categories: test.categories.clone(),
+            origin: Origin::Dataset,
+            path: None,
+            code,
+        }
+    }
 }
 
 /// A test embedded for searching one index.
