@@ -10,8 +10,8 @@
 //!
 //! Run with `cargo bench --bench lsp`.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
+#[path = "../tests/lsp_client/mod.rs"]
+mod lsp_client;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -23,7 +23,7 @@ use flakesense::embed::TokenBag;
 use flakesense::index::{Entry, Index, Origin};
 use flakesense::language::Language;
 use flakesense::workspace;
-use support::{ClientBehaviour, LspClient};
+use lsp_client::{ClientBehaviour, LspClient};
 
 const TESTS: usize = 200;
 const EDITS: usize = 100;

@@ -6,7 +6,7 @@
 //! async-wait tests, five stable ones) with the shipped default models turned off, so every
 //! expected verdict follows from that file.
 
-mod support;
+mod lsp_client;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use flakesense::dataset::read_csv_file;
 use flakesense::embed::{TokenBag, Tokenizer};
 use flakesense::index::{BuildSettings, Dims, Entry, Index, Origin};
-use support::{ClientBehaviour, LspClient};
+use lsp_client::{ClientBehaviour, LspClient};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lsp");
 const ORDER_TEST: &str = "src/test/java/org/example/OrderServiceTest.java";
@@ -765,7 +765,7 @@ fn burst_of_fifty_edits(uri: &str, text: &str) -> (Vec<u8>, u64) {
                 "contentChanges": [edit((line, 0), (line, 0), " ")],
             },
         });
-        burst.extend(support::frame(&change));
+        burst.extend(lsp_client::frame(&change));
     }
     (burst, name["start"]["character"].as_u64().unwrap())
 }
