@@ -1,5 +1,9 @@
 //! The code tokeniser: a small lexer per language that knows comments, string literals,
 //! identifiers and qualified paths, so tokens mean the same thing across projects.
+//!
+//! A lexer rather than tree-sitter's leaves: labelled data holds single methods out of their
+//! files, training tokenises tens of thousands of them in well under a second, and the same
+//! function serves the editor, so one test is tokenised the same way wherever it comes from.
 
 use crate::embed::tokenize::{flast_words, is_word_char};
 use crate::language::Language;
