@@ -54,7 +54,9 @@ fn main() {
             let extraction = extract_tests(Language::Java, "Bench.java", file);
             // A handful of FlakeFlagger methods are not tests by any rule (no annotation, not
             // `public void test...`); they have nothing to time.
-            let Some(test) = extraction.tests.first() else { continue };
+            let Some(test) = extraction.tests.first() else {
+                continue;
+            };
             let prediction = predict(
                 &[&index],
                 Language::Java,

@@ -3,10 +3,12 @@
 
 use std::sync::Arc;
 
-use tower_lsp_server::ls_types::{DidChangeConfigurationParams, MessageType};
+use tower_lsp_server::ls_types::DidChangeConfigurationParams;
 
 use crate::lsp::analyze;
-use crate::lsp::initialize::{apply_editor_settings, load_extra_models, load_settings};
+use crate::lsp::initialize::{
+    apply_editor_settings, apply_settings, load_extra_models, load_settings,
+};
 use crate::lsp::session::Session;
 
 pub async fn did_change_configuration(
@@ -20,15 +22,7 @@ pub async fn did_change_configuration(
         load_settings(session).await;
     } else {
         apply_editor_settings(session, Some(params.settings)).await;
-        let problem = session.state_mut().apply_settings().err();
-        if let Some(error) = problem {
-            session
-                .show(
-                    MessageType::WARNING,
-                    format!("flakesense: invalid settings, keeping the previous ones: {error}"),
-                )
-                .await;
-        }
+        apply_settings(session).await;
     }
     if session.state().config.models != models_before {
         load_extra_models(session).await;

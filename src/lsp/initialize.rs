@@ -193,6 +193,12 @@ pub async fn load_settings(session: &Session) {
             }
         }
     }
+    apply_settings(session).await;
+}
+
+/// Merges the layers of settings into the ones in force; invalid ones are refused with a message
+/// and the previous ones kept.
+pub async fn apply_settings(session: &Session) {
     let problem = session.state_mut().apply_settings().err();
     if let Some(error) = problem {
         session
