@@ -16,7 +16,7 @@ use tower_lsp_server::ls_types::{
 
 use crate::category::Category;
 use crate::index::{Entry, Index, Origin};
-use crate::lsp::analyze::{self, NeighborLocator, current_analysis, panic_message};
+use crate::lsp::analyze::{self, JudgedTest, NeighborLocator, current_analysis, panic_message};
 use crate::lsp::diagnostics::similarity;
 use crate::lsp::session::{ProjectIndexState, Session};
 use crate::workspace;
@@ -97,13 +97,7 @@ async fn mark(
     test_id: &str,
     flaky: Option<Option<Category>>,
 ) -> Result<Option<LSPAny>> {
-    let current = current_analysis(session, &uri)
-        .await
-        .ok_or_else(|| Error::invalid_params(format!("{} is not open", uri.as_str())))?;
-    let judged = current
-        .analysis
-        .test(test_id)
-        .ok_or_else(|| Error::invalid_params(format!("no test `{test_id}` in {}", uri.as_str())))?;
+    let judged = judged_test(session, &uri, test_id).await?;
     let _only_writer = session.marking.lock().await;
     let (root, project_state, project, relative_path) = {
         let state = session.state();
@@ -217,21 +211,14 @@ async fn refuse(session: &Session, reason: String) -> Error {
 /// at their location, those of the shipped or configured models in a message (the client also
 /// gets all of them, with the code kept for flaky ones, as the command's result).
 async fn show_similar(session: &Arc<Session>, uri: Uri, test_id: &str) -> Result<Option<LSPAny>> {
-    let current = current_analysis(session, &uri)
-        .await
-        .ok_or_else(|| Error::invalid_params(format!("{} is not open", uri.as_str())))?;
-    let judged = current
-        .analysis
-        .test(test_id)
-        .ok_or_else(|| Error::invalid_params(format!("no test `{test_id}` in {}", uri.as_str())))?
-        .clone();
+    let judged = judged_test(session, &uri, test_id).await?;
     let (root, encoding, show_document, models) = {
         let state = session.state();
         (
             state.root.clone(),
             state.encoding,
             state.client_support.show_document,
-            state.models(current.language).ok(),
+            state.models(judged.test.language).ok(),
         )
     };
     let neighbors = judged.judged.prediction.neighbors.clone();
@@ -264,7 +251,7 @@ async fn show_similar(session: &Arc<Session>, uri: Uri, test_id: &str) -> Result
             })),
             None => {
                 let code = models.as_ref().and_then(|models| {
-                    let indexes = models.for_language(current.language);
+                    let indexes = models.for_language(judged.test.language);
                     indexes
                         .get(neighbor.model)?
                         .entries()
@@ -348,4 +335,17 @@ async fn show_similar(session: &Arc<Session>, uri: Uri, test_id: &str) -> Result
         "workspace": in_workspace,
         "known": known,
     })))
+}
+
+/// The test with this id in an open document, as last judged; an invalid-params error says
+/// which of the two is missing.
+async fn judged_test(session: &Arc<Session>, uri: &Uri, test_id: &str) -> Result<JudgedTest> {
+    let current = current_analysis(session, uri)
+        .await
+        .ok_or_else(|| Error::invalid_params(format!("{} is not open", uri.as_str())))?;
+    current
+        .analysis
+        .test(test_id)
+        .cloned()
+        .ok_or_else(|| Error::invalid_params(format!("no test `{test_id}` in {}", uri.as_str())))
 }
