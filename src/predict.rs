@@ -9,7 +9,7 @@ use crate::embed::{TokenBag, Tokenizer};
 use crate::index::{Index, Origin, Query};
 use crate::language::Language;
 use crate::prior::SignalPrior;
-use crate::signals::{self, SignalHit};
+use crate::signals::{self, SignalHit, Signals};
 
 /// How many neighbours vote and where the line between flaky and not flaky lies.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -149,10 +149,11 @@ pub fn vote(ballots: &[Ballot<'_>], prior: Option<PriorOpinion>) -> Vote {
     }
 }
 
-/// What a prior makes of a test's signal hits: its score, and the hits that speak for
-/// flakiness (positive weight), strongest first.
-pub fn prior_opinion(prior: &SignalPrior, hits: &[SignalHit]) -> (PriorOpinion, Vec<SignalHit>) {
-    let mut evidence: Vec<SignalHit> = hits
+/// What a prior makes of a test's signals: its score, and the risks that speak for flakiness
+/// (positive weight), strongest first.
+pub fn prior_opinion(prior: &SignalPrior, signals: &Signals) -> (PriorOpinion, Vec<SignalHit>) {
+    let mut evidence: Vec<SignalHit> = signals
+        .risks
         .iter()
         .filter(|hit| prior.weight(hit.name) > 0.0)
         .cloned()
@@ -165,7 +166,7 @@ pub fn prior_opinion(prior: &SignalPrior, hits: &[SignalHit]) -> (PriorOpinion, 
         .find(|hit| prior.trusts_category_of(hit.name))
         .map(|hit| hit.category);
     let opinion = PriorOpinion {
-        score: prior.score(hits),
+        score: prior.score(signals),
         category,
     };
     (opinion, evidence)

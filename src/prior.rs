@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::category::Category;
 use crate::dataset::LabeledTest;
 use crate::language::Language;
-use crate::signals::{self, SignalHit};
+use crate::signals::{self, Signals};
 
 /// Candidate strengths of the pull of the weights to zero (the inverse of scikit-learn's `C`).
 /// The one whose held-out predictions separate flaky tests best is kept: measured on the shared
@@ -24,7 +24,7 @@ const L2_PENALTIES: [f64; 3] = [1.0, 10.0, 100.0];
 pub struct SignalPrior {
     pub language: Language,
     pub bias: f64,
-    /// A weight per pattern of the catalogue, by name.
+    /// A weight per feature of the catalogue (its risks and mitigations), by name.
     pub weights: Vec<(String, f64)>,
     /// The probability that maps to a score of 0.5 (the information threshold): where held-out
     /// predictions had the best F1.
@@ -61,10 +61,10 @@ pub struct Example<'a> {
 }
 
 impl<'a> Example<'a> {
-    /// A labelled test and the catalogue's hits in its code.
-    pub fn new(test: &'a LabeledTest, hits: &[SignalHit]) -> Example<'a> {
+    /// A labelled test and what the catalogue finds in its code.
+    pub fn new(test: &'a LabeledTest, signals: &Signals) -> Example<'a> {
         Example {
-            hits: hits.iter().map(|hit| hit.name).collect(),
+            hits: signals.names(),
             flaky: test.flaky,
             categories: &test.categories,
             project: &test.project,
@@ -73,10 +73,10 @@ impl<'a> Example<'a> {
 }
 
 impl SignalPrior {
-    /// The regression's probability (with balanced classes) that a test with these hits is flaky.
-    pub fn probability(&self, hits: &[SignalHit]) -> f64 {
-        let names: Vec<&str> = hits.iter().map(|hit| hit.name).collect();
-        self.probability_of(&names)
+    /// The regression's probability (with balanced classes) that a test with these signals is
+    /// flaky.
+    pub fn probability(&self, signals: &Signals) -> f64 {
+        self.probability_of(&signals.names())
     }
 
     fn probability_of(&self, names: &[&str]) -> f64 {
@@ -92,9 +92,9 @@ impl SignalPrior {
 
     /// The calibrated score: piecewise linear in the probability, through (0, 0),
     /// (information_probability, 0.5), (warning_probability, 0.95) and (1, 1).
-    pub fn score(&self, hits: &[SignalHit]) -> f64 {
+    pub fn score(&self, signals: &Signals) -> f64 {
         calibrated(
-            self.probability(hits),
+            self.probability(signals),
             self.information_probability,
             self.warning_probability,
         )
@@ -120,7 +120,7 @@ impl SignalPrior {
     /// Fits the prior on labelled tests of many projects, and calibrates its warning threshold
     /// on predictions for projects held out of the fit.
     pub fn fit(language: Language, examples: &[Example<'_>]) -> SignalPrior {
-        let names = signals::pattern_names(language);
+        let names = signals::feature_names(language);
         // Choose the penalty and the thresholds on predictions for held-out projects, then fit
         // on everything with that penalty.
         let calibration = L2_PENALTIES

@@ -19,7 +19,7 @@ use crate::index::{BuildSettings, Entry, Index};
 use crate::language::Language;
 use crate::predict::{self, Ballot};
 use crate::prior::{Example, SignalPrior};
-use crate::signals::{self, SignalHit};
+use crate::signals::{self, Signals};
 pub use metrics::{Counts, Figures};
 
 /// How tests are split into training and testing sides.
@@ -137,7 +137,7 @@ pub fn evaluate(
             )
         })
         .collect();
-    let hits: Vec<Vec<SignalHit>> = pool
+    let signals: Vec<Signals> = pool
         .iter()
         .map(|test| signals::detect(test.language, &test.code))
         .collect();
@@ -148,7 +148,7 @@ pub fn evaluate(
     let results: Vec<SplitResult> = splits
         .par_iter()
         .map(|split| {
-            let result = run_split(split, &pool, &bags, &hits, settings);
+            let result = run_split(split, &pool, &bags, &signals, settings);
             progress(finished.fetch_add(1, Ordering::Relaxed) + 1, splits.len());
             result
         })
@@ -289,7 +289,7 @@ fn run_split(
     split: &Split,
     pool: &[&LabeledTest],
     bags: &[TokenBag],
-    hits: &[Vec<SignalHit>],
+    signals: &[Signals],
     settings: &EvalSettings,
 ) -> SplitResult {
     let started = Instant::now();
@@ -305,7 +305,7 @@ fn run_split(
             split
                 .test
                 .first()
-                .map(|&i| fit_prior(pool[i].language, split, pool, hits))
+                .map(|&i| fit_prior(pool[i].language, split, pool, signals))
         })
         .flatten();
     index.set_priors(prior.into_iter().collect());
@@ -328,7 +328,7 @@ fn run_split(
                 .collect();
             let opinion = index
                 .prior(pool[i].language)
-                .map(|prior| predict::prior_opinion(prior, &hits[i]).0);
+                .map(|prior| predict::prior_opinion(prior, &signals[i]).0);
             let vote = predict::vote(&ballots, opinion);
             let test = pool[i];
             (
@@ -362,13 +362,13 @@ fn fit_prior(
     language: Language,
     split: &Split,
     pool: &[&LabeledTest],
-    hits: &[Vec<SignalHit>],
+    signals: &[Signals],
 ) -> SignalPrior {
     let examples: Vec<Example<'_>> = split
         .train
         .iter()
         .filter(|&&i| pool[i].language == language)
-        .map(|&i| Example::new(pool[i], &hits[i]))
+        .map(|&i| Example::new(pool[i], &signals[i]))
         .collect();
     SignalPrior::fit(language, &examples)
 }
