@@ -1,10 +1,12 @@
-//! The shipped models: each loads from the binary, has the parameters its README states, and
-//! tells a test that sleeps and polls from a plainly deterministic one.
+//! The shipped models: each loads from the binary, has the parameters its README states, tells
+//! a test that sleeps and polls from a plainly deterministic one, and counts mocks against
+//! flakiness.
 
 use flakesense::analysis::{self, Models, Thresholds};
 use flakesense::embed::Tokenizer;
 use flakesense::language::Language;
 use flakesense::models;
+use flakesense::signals;
 
 fn shipped(language: Language) -> Models {
     let model = models::embedded(language).expect("the shipped model decodes");
@@ -164,4 +166,49 @@ fn a_flagged_test_names_its_signals_and_category() {
         7,
         "the nearest known tests are shown as evidence"
     );
+}
+
+#[test]
+fn mocking_a_tests_collaborators_lowers_its_prior_and_is_never_shown_as_evidence() {
+    let cases = [
+        (
+            Language::Java,
+            "@Test public void fetches() throws Exception { Thread.sleep(100); assertEquals(1, service.fetch()); }",
+            "@Test public void fetches() throws Exception { Service service = mock(Service.class); when(service.fetch()).thenReturn(1); Thread.sleep(100); assertEquals(1, service.fetch()); }",
+        ),
+        (
+            Language::Python,
+            "def test_fetch():\n    time.sleep(1)\n    assert fetch() == 1\n",
+            "@patch('app.fetch')\ndef test_fetch(fetch):\n    fetch.return_value = 1\n    time.sleep(1)\n    assert fetch() == 1\n",
+        ),
+        (
+            Language::Rust,
+            "#[test]\nfn fetches() {\n    std::thread::sleep(Duration::from_millis(10));\n    assert_eq!(fetch(), 1);\n}",
+            "#[test]\nfn fetches() {\n    let mut mock = MockService::new();\n    mock.expect_fetch().returning(|| 1);\n    std::thread::sleep(Duration::from_millis(10));\n    assert_eq!(mock.fetch(), 1);\n}",
+        ),
+    ];
+    for (language, real, mocked) in cases {
+        let model = models::embedded(language).expect("the shipped model decodes");
+        let prior = model.prior(language).expect("a signal prior");
+        let real_probability = prior.probability(&signals::detect(language, real));
+        let mocked_probability = prior.probability(&signals::detect(language, mocked));
+        assert!(
+            mocked_probability < real_probability,
+            "{language}: {mocked_probability} with mocks, {real_probability} without"
+        );
+        let prediction =
+            analysis::judge(&shipped(language), &Thresholds::default(), language, mocked);
+        assert!(
+            prediction
+                .signals
+                .iter()
+                .all(|hit| hit.name != "mocked collaborators"),
+            "{language}: {:?}",
+            prediction.signals
+        );
+        assert!(
+            !prediction.signals.is_empty(),
+            "{language}: the sleep is still shown"
+        );
+    }
 }
