@@ -1,7 +1,8 @@
 //! The catalogue of static flakiness signals: code patterns that research links to each cause of
 //! flakiness (Luo et al.'s taxonomy and the studies after it; see the design notes). On projects
 //! a model has never seen they carry more information than raw token similarity, and they are
-//! the clearest explanation to show a user.
+//! the clearest explanation to show a user. Mitigations (mocks) are matched too: they count
+//! against flakiness and are never shown.
 
 use std::sync::OnceLock;
 
@@ -252,7 +253,7 @@ const CATALOGUE: &[Pattern] = &[
 ];
 
 /// A pattern that speaks against flakiness: a test whose collaborators are mocks depends less
-/// on networks, clocks and other processes (the design notes: "mocks count against"). Measured
+/// on networks, clocks and other processes (the design notes: mocks "count against"). Measured
 /// on the shared data, tests that mention mocks are flaky about half as often as others, in each
 /// language. The prior learns how much a mitigation counts; it is never shown as evidence.
 struct Mitigation {
@@ -303,34 +304,22 @@ impl Signals {
 /// Hosts that do not leave the machine: a URL naming one is not a remote dependency.
 const LOCAL_HOSTS: [&str; 4] = ["localhost", "127.0.0.1", "0.0.0.0", "[::1]"];
 
-fn compiled_mitigations() -> &'static [(usize, Regex)] {
-    static COMPILED: OnceLock<Vec<(usize, Regex)>> = OnceLock::new();
-    COMPILED.get_or_init(|| {
-        MITIGATIONS
-            .iter()
-            .enumerate()
-            .filter_map(|(position, mitigation)| {
-                Regex::new(mitigation.regex)
-                    .ok()
-                    .map(|regex| (position, regex))
-            })
-            .collect()
-    })
+/// Compiles patterns, keeping each one's position in its list.
+fn compile(regexes: impl Iterator<Item = &'static str>) -> Vec<(usize, Regex)> {
+    regexes
+        .enumerate()
+        .filter_map(|(position, regex)| Regex::new(regex).ok().map(|regex| (position, regex)))
+        .collect()
 }
 
 fn compiled() -> &'static [(usize, Regex)] {
     static COMPILED: OnceLock<Vec<(usize, Regex)>> = OnceLock::new();
-    COMPILED.get_or_init(|| {
-        CATALOGUE
-            .iter()
-            .enumerate()
-            .filter_map(|(position, pattern)| {
-                Regex::new(pattern.regex)
-                    .ok()
-                    .map(|regex| (position, regex))
-            })
-            .collect()
-    })
+    COMPILED.get_or_init(|| compile(CATALOGUE.iter().map(|pattern| pattern.regex)))
+}
+
+fn compiled_mitigations() -> &'static [(usize, Regex)] {
+    static COMPILED: OnceLock<Vec<(usize, Regex)>> = OnceLock::new();
+    COMPILED.get_or_init(|| compile(MITIGATIONS.iter().map(|mitigation| mitigation.regex)))
 }
 
 /// Every catalogue match in a test's code: its risks, in the order of the catalogue, and its
