@@ -54,6 +54,7 @@ const CATEGORY_EVIDENCE: u32 = 10;
 /// One labelled test as the prior sees it.
 #[derive(Debug, Clone)]
 pub struct Example<'a> {
+    /// Names of the risks and mitigations the catalogue finds in its code.
     pub hits: Vec<&'static str>,
     pub flaky: bool,
     pub categories: &'a [Category],
