@@ -56,6 +56,16 @@ impl Category {
         }
     }
 
+    /// A neighbour's causes as human output shows them after its name: ` [time, network]`, or
+    /// nothing when none is known.
+    pub fn bracketed(categories: &[Category]) -> String {
+        if categories.is_empty() {
+            return String::new();
+        }
+        let names: Vec<&str> = categories.iter().map(|category| category.name()).collect();
+        format!(" [{}]", names.join(", "))
+    }
+
     /// Parses a category name; accepts the kebab-case names and a few common spellings
     /// (`async wait`, `test order dependency`, `unordered collections`, `too restrictive range`).
     pub fn from_name(name: &str) -> Option<Category> {

@@ -219,11 +219,6 @@ fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
             )?;
         }
         for neighbor in &verdict.neighbors {
-            let categories: Vec<&str> = neighbor
-                .categories
-                .iter()
-                .map(|category| category.name())
-                .collect();
             writeln!(
                 out,
                 "    {:.3}  {:<9} {} ({}){}",
@@ -231,11 +226,7 @@ fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
                 if neighbor.flaky { "flaky" } else { "not flaky" },
                 neighbor.id,
                 neighbor.project,
-                if categories.is_empty() {
-                    String::new()
-                } else {
-                    format!(" [{}]", categories.join(", "))
-                }
+                Category::bracketed(&neighbor.categories)
             )?;
         }
     }

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use super::{Report, SIGNALS_SHOWN, flaky_neighbors, hint, summary_line, verdict};
 use crate::analysis::Severity;
+use crate::category::Category;
 
 /// ANSI styles, or nothing when colour is off.
 struct Palette {
@@ -55,22 +56,13 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
         if !evidence.is_empty() {
             writeln!(out, "  nearest known flaky tests:")?;
             for neighbor in evidence {
-                let categories: Vec<&str> = neighbor
-                    .categories
-                    .iter()
-                    .map(|category| category.name())
-                    .collect();
                 writeln!(
                     out,
                     "    {} {} ({}){}",
                     palette.dim(&format!("{:.3}", neighbor.distance)),
                     neighbor.id,
                     neighbor.project,
-                    if categories.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" [{}]", categories.join(", "))
-                    }
+                    Category::bracketed(&neighbor.categories)
                 )?;
             }
         }
