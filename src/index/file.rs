@@ -84,14 +84,19 @@ pub fn encode<T: Serialize>(payload: &T) -> Result<Vec<u8>, FormatError> {
     if body.len() as u64 > MAX_PAYLOAD_LEN {
         return Err(FormatError::TooLarge(body.len() as u64));
     }
+    Ok(framed(&body))
+}
+
+/// A payload's bytes behind the header that names and checks them.
+fn framed(body: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(HEADER_LEN + body.len());
     bytes.extend_from_slice(&MAGIC);
     bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     bytes.extend_from_slice(&0u32.to_le_bytes());
     bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
-    bytes.extend_from_slice(&body);
-    Ok(bytes)
+    bytes.extend_from_slice(&crc32fast::hash(body).to_le_bytes());
+    bytes.extend_from_slice(body);
+    bytes
 }
 
 /// Checks the header and decodes the payload.
@@ -274,13 +279,7 @@ mod tests {
         let mut body = vec![2u8]; // two names follow
         body.push(253); // varint: u64 follows
         body.extend_from_slice(&(1u64 << 40).to_le_bytes());
-        let mut bytes = Vec::new();
-        bytes.extend_from_slice(&MAGIC);
-        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        bytes.extend_from_slice(&0u32.to_le_bytes());
-        bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
-        bytes.extend_from_slice(&body);
+        let bytes = framed(&body);
         assert!(matches!(
             decode::<Sample>(&bytes),
             Err(FormatError::Undecodable(_))
