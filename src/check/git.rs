@@ -48,6 +48,16 @@ pub enum Blob {
 }
 
 /// git's modes for symbolic links and submodules: neither is a source file to read.
+/// How changes are listed: machine-readable, full hashes, renames followed, deletions left out.
+const RAW_DIFF: &[&str] = &[
+    "--raw",
+    "-z",
+    "--no-abbrev",
+    "--no-color",
+    "--no-ext-diff",
+    "-M",
+    "--diff-filter=AMR",
+];
 const SYMLINK_MODE: &str = "120000";
 const GITLINK_MODE: &str = "160000";
 
@@ -77,17 +87,7 @@ impl Repository {
     /// Files the staged change adds, modifies or renames: git's index against `HEAD` (against
     /// nothing before the first commit).
     pub fn staged(&self) -> Result<Vec<ChangedFile>> {
-        let raw = self.run(&[
-            "diff",
-            "--cached",
-            "--raw",
-            "-z",
-            "--no-abbrev",
-            "--no-color",
-            "--no-ext-diff",
-            "-M",
-            "--diff-filter=AMR",
-        ])?;
+        let raw = self.run(&[&["diff", "--cached"], RAW_DIFF].concat())?;
         Ok(parse_raw_diff(&raw, true))
     }
 
@@ -109,18 +109,7 @@ impl Repository {
     /// Files the working tree adds, modifies or renames since `base` (a commit), untracked files
     /// that are not ignored included: they are new tests a push would add once committed.
     pub fn changed_since(&self, base: &str) -> Result<Vec<ChangedFile>> {
-        let raw = self.run(&[
-            "diff",
-            "--raw",
-            "-z",
-            "--no-abbrev",
-            "--no-color",
-            "--no-ext-diff",
-            "-M",
-            "--diff-filter=AMR",
-            base,
-            "--",
-        ])?;
+        let raw = self.run(&[&["diff"], RAW_DIFF, &[base, "--"]].concat())?;
         let mut changed = parse_raw_diff(&raw, false);
         let untracked = self.run(&["ls-files", "--others", "--exclude-standard", "-z"])?;
         for path in untracked
