@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::{Report, evidence_sentences, hint, summary_line, verdict};
+use super::{Report, hint, message, summary_line, verdict};
 use crate::analysis::Severity;
 
 pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -14,16 +14,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             Severity::Information => "notice",
         };
         let title = format!("Test {}", verdict(finding.category));
-        let mut message = format!(
-            "{} is {}, score {:.2}.",
-            finding.id,
-            verdict(finding.category),
-            finding.score
-        );
-        for sentence in evidence_sentences(finding) {
-            message.push('\n');
-            message.push_str(&sentence);
-        }
+        let mut message = message(finding, "\n");
         message.push('\n');
         message.push_str(hint(finding.category));
         writeln!(

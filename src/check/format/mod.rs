@@ -52,10 +52,16 @@ fn flaky_neighbors(finding: &Finding) -> impl Iterator<Item = &Neighbor> {
 /// How many signals the human, SARIF and GitHub formats name; JSON lists them all.
 const SIGNALS_SHOWN: usize = 3;
 
-/// The evidence behind a finding as sentences: its signals, its nearest flaky neighbours and the
-/// tokens it shares with them. SARIF and GitHub annotations say the same things.
-fn evidence_sentences(finding: &Finding) -> Vec<String> {
-    let mut sentences = Vec::new();
+/// A finding as sentences, joined by `separator`: what it is, then the evidence behind it (its
+/// signals, its nearest flaky neighbours and the tokens it shares with them). SARIF and GitHub
+/// annotations say the same things.
+fn message(finding: &Finding, separator: &str) -> String {
+    let mut sentences = vec![format!(
+        "{} is {}, score {:.2}.",
+        finding.id,
+        verdict(finding.category),
+        finding.score
+    )];
     let signals: Vec<String> = finding
         .signals
         .iter()
@@ -80,7 +86,7 @@ fn evidence_sentences(finding: &Finding) -> Vec<String> {
             finding.shared_tokens.join(", ")
         ));
     }
-    sentences
+    sentences.join(separator)
 }
 
 /// The hint for a finding's category; a finding without one gets general advice.

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
-use super::{Report, evidence_sentences, flaky_neighbors, hint, rule_id, verdict};
+use super::{Report, flaky_neighbors, hint, message, rule_id};
 use crate::analysis::Severity;
 use crate::category::Category;
 
@@ -35,16 +35,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> 
                 .iter()
                 .position(|rule| *rule == finding.category)
                 .unwrap_or(0);
-            let mut text = format!(
-                "{} is {}, score {:.2}.",
-                finding.id,
-                verdict(finding.category),
-                finding.score
-            );
-            for sentence in evidence_sentences(finding) {
-                text.push(' ');
-                text.push_str(&sentence);
-            }
+            let text = message(finding, " ");
             let artifact = if finding.path.starts_with('/') {
                 json!({ "uri": file_uri(&finding.path) })
             } else {
