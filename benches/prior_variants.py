@@ -18,8 +18,9 @@ Variants (see models/README.md, "Project-relative signals"):
   errors        plus a mitigation "expects an error" (assertThrows, pytest.raises, should_panic)
   wide-penalty  penalty chosen from 0.1, 1, 10, 100
 
-A project's shares come from all its tests; projects without a stable test (IDoFT, FlakyCat)
-get the mean over the others. Needs scikit-learn. A run takes one to five minutes.
+A project's shares come from all its tests' code. In training, projects without a stable test
+(IDoFT, FlakyCat) get the mean of the others; a tested project always gets its own.
+Needs scikit-learn. A run takes two to eight minutes on two cores.
 
 Usage: python3 benches/prior_variants.py LANGUAGE VARIANT DATA.csv [EXTRA_TRAIN.csv ...]
   e.g. python3 benches/prior_variants.py rust discounted ../shared/data/rust-mined/labeled.csv
@@ -88,11 +89,23 @@ def load(language, files, patterns):
 
 
 def project_shares(x, y, projects):
-    """Each row's project's share of tests matching each pattern."""
+    """Each row's project's share of tests matching each pattern, as training sees it: a
+    project without a stable test (a set of flaky tests only) gets the mean of the others."""
     shares = {p: x[projects == p].mean(0) for p in np.unique(projects)
               if (y[projects == p] == 0).any()}
     neutral = np.mean(list(shares.values()), 0)
     return np.array([shares.get(p, neutral) for p in projects])
+
+
+def candidates(variant, x, shares, risk):
+    """The feature matrices a variant chooses from."""
+    discounted = x.copy()
+    discounted[:, risk] = x[:, risk] * (1 - shares[:, risk])
+    return {
+        "scaled": [np.column_stack([x, x[:, risk] * shares[:, risk]])],
+        "discounted": [discounted],
+        "select": [x, discounted],
+    }.get(variant, [x])
 
 
 def mcc(tp, fp, fn, tn):
@@ -155,25 +168,20 @@ def main():
         patterns.append(("expects an error", EXPECTS_AN_ERROR[language], False))
     x, y, projects, testable = load(language, files, patterns)
     risk = np.array([is_risk for _, _, is_risk in patterns])
-    shares = project_shares(x, y, projects)
-    discounted = x.copy()
-    discounted[:, risk] = x[:, risk] * (1 - shares[:, risk])
-    candidates = {
-        "scaled": [np.column_stack([x, x[:, risk] * shares[:, risk]])],
-        "discounted": [discounted],
-        "select": [x, discounted],
-    }.get(variant, [x])
+    training_candidates = candidates(variant, x, project_shares(x, y, projects), risk)
     penalties = [0.1, 1, 10, 100] if variant == "wide-penalty" else [1, 10, 100]
     largest = max(np.unique(projects[testable]), key=lambda p: y[(projects == p) & testable].sum())
     counts = np.zeros((2, 4))  # all projects, all but the largest: tp, fp, fn, tn
     for project in np.unique(projects[testable]):
         tested, training = (projects == project) & testable, projects != project
         position, penalty, threshold = choose(
-            [c[training] for c in candidates], y[training], projects[training], penalties
+            [c[training] for c in training_candidates], y[training], projects[training], penalties
         )
-        columns = candidates[position]
-        model = fit(columns[training], y[training], penalty)
-        flagged = model.predict_proba(columns[tested])[:, 1] > threshold
+        model = fit(training_candidates[position][training], y[training], penalty)
+        # The tested project's shares are its own, whatever its labels.
+        own = np.tile(x[tested].mean(0), (tested.sum(), 1))
+        columns = candidates(variant, x[tested], own, risk)[position]
+        flagged = model.predict_proba(columns)[:, 1] > threshold
         truth = y[tested] == 1
         row = [(flagged & truth).sum(), (flagged & ~truth).sum(), (~flagged & truth).sum(),
                (~flagged & ~truth).sum()]
