@@ -7,6 +7,7 @@ use crate::extract::{self, Extraction, TestMethod};
 use crate::index::Index;
 use crate::language::Language;
 use crate::predict::{self, Prediction};
+use crate::prevalence::Prevalence;
 
 /// Files larger than this are skipped: generated code, not tests someone is writing.
 pub const MAX_FILE_BYTES: usize = 2 * 1024 * 1024;
@@ -60,6 +61,10 @@ pub struct Models {
     pub defaults: Vec<Arc<Index>>,
     pub project: Option<Arc<Index>>,
     pub extra: Vec<Arc<Index>>,
+    /// How common each signal is among the project's tests; a shipped model's prior weighs
+    /// signals by it. Empty until the project's tests are known: the prior then assumes the
+    /// typical project of its training data.
+    pub prevalence: Arc<Prevalence>,
 }
 
 impl Models {
@@ -106,6 +111,7 @@ pub fn judge(
             k: thresholds.k,
             sigma: thresholds.information,
         },
+        &models.prevalence,
     )
 }
 

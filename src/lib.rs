@@ -16,7 +16,8 @@
 //!   protocols; [`history`] labels a repository's own tests from its flaky history (flaky lists,
 //!   annotations, JUnit XML reports) for its project index.
 //! - [`signals`] is the catalogue of static flakiness signals, and [`prior`] the regression over
-//!   them that a shipped model uses for projects it has never seen.
+//!   them that a shipped model uses for projects it has never seen, weighing each signal by its
+//!   [`prevalence`] among the project's tests.
 //! - [`lsp`] is the language server, the only module that knows the protocol's types;
 //!   [`cli`] is the command line; [`config`] the settings both front ends share; [`files`] reads
 //!   source files from disk; [`line_index`] converts byte offsets to lines and columns.
@@ -42,6 +43,7 @@ pub mod line_index;
 pub mod lsp;
 pub mod models;
 pub mod predict;
+pub mod prevalence;
 pub mod prior;
 pub mod signals;
 pub mod workspace;

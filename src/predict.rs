@@ -8,6 +8,7 @@ use crate::category::Category;
 use crate::embed::{TokenBag, Tokenizer};
 use crate::index::{Index, Origin, Query};
 use crate::language::Language;
+use crate::prevalence::Prevalence;
 use crate::prior::SignalPrior;
 use crate::signals::{self, SignalHit, Signals};
 
@@ -149,16 +150,22 @@ pub fn vote(ballots: &[Ballot<'_>], prior: Option<PriorOpinion>) -> Vote {
     }
 }
 
-/// What a prior makes of a test's signals: its score, and the risks that speak for flakiness
-/// (positive weight), strongest first.
-pub fn prior_opinion(prior: &SignalPrior, signals: &Signals) -> (PriorOpinion, Vec<SignalHit>) {
+/// What a prior makes of a test's signals, in a project where signals are as common as
+/// `prevalence` says: its score, and the risks that speak for flakiness (positive weight there),
+/// strongest first.
+pub fn prior_opinion(
+    prior: &SignalPrior,
+    signals: &Signals,
+    prevalence: &Prevalence,
+) -> (PriorOpinion, Vec<SignalHit>) {
+    let weight = |hit: &SignalHit| prior.weight(hit.name, prevalence);
     let mut evidence: Vec<SignalHit> = signals
         .risks
         .iter()
-        .filter(|hit| prior.weight(hit.name) > 0.0)
+        .filter(|hit| weight(hit) > 0.0)
         .cloned()
         .collect();
-    evidence.sort_by(|a, b| prior.weight(b.name).total_cmp(&prior.weight(a.name)));
+    evidence.sort_by(|a, b| weight(b).total_cmp(&weight(a)));
     // The cause is the strongest signal's category, unless the labelled data contradicted the
     // catalogue there: then the signal still counts, but the cause is unknown.
     let category = evidence
@@ -166,7 +173,7 @@ pub fn prior_opinion(prior: &SignalPrior, signals: &Signals) -> (PriorOpinion, V
         .find(|hit| prior.trusts_category_of(hit.name))
         .map(|hit| hit.category);
     let opinion = PriorOpinion {
-        score: prior.score(signals),
+        score: prior.score(signals, prevalence),
         category,
     };
     (opinion, evidence)
@@ -213,13 +220,15 @@ const SHARED_TOKENS_SHOWN: usize = 8;
 
 /// Judges one test against several models at once (the shipped model and the project's own
 /// index): the k nearest neighbours over all of them vote, with the signal prior of the first
-/// model that has one for the language. Models built with the same tokeniser and projection
-/// measure distance in the same space.
+/// model that has one for the language, weighing signals by their `prevalence` in the test's
+/// project. Models built with the same tokeniser and projection measure distance in the same
+/// space.
 pub fn predict(
     models: &[&Index],
     language: Language,
     code: &str,
     settings: Settings,
+    prevalence: &Prevalence,
 ) -> Prediction {
     let mut candidates: Vec<(usize, usize, f64, Query)> = Vec::new();
     let mut bags: Vec<(Tokenizer, TokenBag)> = Vec::new();
@@ -276,7 +285,8 @@ pub fn predict(
     let prior = models.iter().find_map(|model| model.prior(language));
     let (opinion, evidence) = match prior {
         Some(prior) => {
-            let (opinion, evidence) = prior_opinion(prior, &signals::detect(language, code));
+            let (opinion, evidence) =
+                prior_opinion(prior, &signals::detect(language, code), prevalence);
             (Some(opinion), evidence)
         }
         None => (None, Vec::new()),

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::category::Category;
 use crate::dataset::LabeledTest;
 use crate::language::Language;
+use crate::prevalence::Prevalence;
 use crate::signals::{self, Signals};
 
 /// Candidate strengths of the pull of the weights to zero (the inverse of scikit-learn's `C`).
@@ -16,6 +17,11 @@ use crate::signals::{self, Signals};
 /// data, Java's 22,000 tests want little, Python's and Rust's 10,000, dominated by a few large
 /// projects, want much more.
 const L2_PENALTIES: [f64; 3] = [1.0, 10.0, 100.0];
+
+/// A project's share of tests matching a risk is drawn toward the typical share as if this many
+/// more tests had it: a project of three tests, or a single file, says little about what is
+/// common in it.
+const SHARE_PSEUDO_TESTS: f64 = 10.0;
 
 /// A fitted prior. Its score is calibrated so the default thresholds keep their meaning: 0.5
 /// where the balanced regression is undecided, 0.95 where it separated flaky tests best on
@@ -26,6 +32,13 @@ pub struct SignalPrior {
     pub bias: f64,
     /// A weight per feature of the catalogue (its risks and mitigations), by name.
     pub weights: Vec<(String, f64)>,
+    /// Per risk, by name: the weight of the risk times its share among the project's tests.
+    /// Negative where a signal common in a project says less about each of its tests. Empty
+    /// when the training data could not teach it (see `share_weights_learnable`).
+    pub share_weights: Vec<(String, f64)>,
+    /// Per risk, by name: its mean share among the training projects' tests. It stands in for a
+    /// project whose tests are unknown, and a small project's shares are drawn toward it.
+    pub typical_shares: Vec<(String, f64)>,
     /// The probability that maps to a score of 0.5 (the information threshold): where held-out
     /// predictions had the best F1.
     pub information_probability: f64,
@@ -74,28 +87,34 @@ impl<'a> Example<'a> {
 }
 
 impl SignalPrior {
-    /// The regression's probability (with balanced classes) that a test with these signals is
-    /// flaky.
-    pub fn probability(&self, signals: &Signals) -> f64 {
-        self.probability_of(&signals.names())
+    /// The regression's probability (with balanced classes) that a test with these signals, in
+    /// a project where signals are as common as `prevalence` says, is flaky.
+    pub fn probability(&self, signals: &Signals, prevalence: &Prevalence) -> f64 {
+        self.probability_of(&signals.names(), prevalence)
     }
 
-    fn probability_of(&self, names: &[&str]) -> f64 {
+    fn probability_of(&self, names: &[&str], prevalence: &Prevalence) -> f64 {
         let logit = self.bias
             + self
                 .weights
                 .iter()
                 .filter(|(name, _)| names.contains(&name.as_str()))
                 .map(|(_, weight)| weight)
+                .sum::<f64>()
+            + self
+                .share_weights
+                .iter()
+                .filter(|(name, _)| names.contains(&name.as_str()))
+                .map(|(name, weight)| weight * self.share(name, prevalence))
                 .sum::<f64>();
         sigmoid(logit)
     }
 
     /// The calibrated score: piecewise linear in the probability, through (0, 0),
     /// (information_probability, 0.5), (warning_probability, 0.95) and (1, 1).
-    pub fn score(&self, signals: &Signals) -> f64 {
+    pub fn score(&self, signals: &Signals, prevalence: &Prevalence) -> f64 {
         calibrated(
-            self.probability(signals),
+            self.probability(signals, prevalence),
             self.information_probability,
             self.warning_probability,
         )
@@ -110,24 +129,48 @@ impl SignalPrior {
             .is_none_or(|evidence| evidence.trusted)
     }
 
-    /// The weight of a pattern; hits with a positive weight are evidence of flakiness.
-    pub fn weight(&self, name: &str) -> f64 {
-        self.weights
+    /// The weight of a pattern in a project where signals are as common as `prevalence` says;
+    /// hits with a positive weight are evidence of flakiness.
+    pub fn weight(&self, name: &str, prevalence: &Prevalence) -> f64 {
+        let find = |weights: &[(String, f64)]| {
+            weights
+                .iter()
+                .find(|(pattern, _)| pattern == name)
+                .map_or(0.0, |(_, weight)| *weight)
+        };
+        find(&self.weights) + find(&self.share_weights) * self.share(name, prevalence)
+    }
+
+    /// The share of the project's tests that match the risk `name`, drawn toward the typical
+    /// share by [`SHARE_PSEUDO_TESTS`]; the typical share when the project's tests are unknown.
+    pub fn share(&self, name: &str, prevalence: &Prevalence) -> f64 {
+        let typical = self
+            .typical_shares
             .iter()
             .find(|(pattern, _)| pattern == name)
-            .map_or(0.0, |(_, weight)| *weight)
+            .map_or(0.0, |(_, share)| *share);
+        let (hits, tests) = prevalence.count(self.language, name);
+        shrunk(f64::from(hits), f64::from(tests), typical)
     }
 
     /// Fits the prior on labelled tests of many projects, and calibrates its warning threshold
     /// on predictions for projects held out of the fit.
     pub fn fit(language: Language, examples: &[Example<'_>]) -> SignalPrior {
         let names = signals::feature_names(language);
+        let risks = signals::patterns(language).count();
+        let tallies = tally(&names[..risks], examples);
+        let scaled = if share_weights_learnable(&tallies, examples) {
+            risks
+        } else {
+            0
+        };
         // Choose the penalty and the thresholds on predictions for held-out projects, then fit
         // on everything with that penalty.
         let calibration = L2_PENALTIES
             .iter()
             .filter_map(|&penalty| {
-                let predictions = held_out_predictions(&names, examples, penalty)?;
+                let predictions =
+                    held_out_predictions(&names, scaled, &tallies, examples, penalty)?;
                 let (warning, mcc) = best_threshold(&predictions, 0.5, matthews)?;
                 let (information, _) = best_threshold(&predictions, 0.5, f1)?;
                 Some((penalty, information.min(warning), warning, mcc))
@@ -137,20 +180,140 @@ impl SignalPrior {
             (L2_PENALTIES[0], 0.5, 0.95),
             |(penalty, information, warning, _)| (penalty, information, warning),
         );
-        let (bias, weights) = fit_logistic(&names, examples, penalty);
+        let typical = typical_shares(&tallies, None);
+        let rows = design(&names, scaled, &tallies, &typical, examples);
+        let (bias, weights) = fit_logistic(&rows, examples, names.len() + scaled, penalty);
+        let named = |names: &[&str], weights: &[f64]| -> Vec<(String, f64)> {
+            names
+                .iter()
+                .map(|name| name.to_string())
+                .zip(weights.iter().copied())
+                .collect()
+        };
         SignalPrior {
             language,
             bias,
-            weights: names
-                .iter()
-                .map(|name| name.to_string())
-                .zip(weights)
-                .collect(),
+            weights: named(&names, &weights[..names.len()]),
+            share_weights: named(&names[..scaled], &weights[names.len()..]),
+            typical_shares: named(&names[..risks], &typical),
             information_probability,
             warning_probability,
             category_evidence: category_evidence(language, examples),
         }
     }
+}
+
+/// Whether the share weights can be learned: only from flaky tests whose project's shares are
+/// known, so most flaky tests must come from projects with stable tests too. Java's training
+/// data is mostly sets of flaky tests alone (IDoFT, FlakyCat): there the weights would be fitted
+/// on imputed shares, and measured, they cost Java what they gave Rust (models/README.md).
+fn share_weights_learnable(
+    tallies: &BTreeMap<&str, ProjectTally>,
+    examples: &[Example<'_>],
+) -> bool {
+    let flaky = examples.iter().filter(|example| example.flaky).count();
+    let known = examples
+        .iter()
+        .filter(|example| example.flaky && tallies[example.project].stable)
+        .count();
+    2 * known > flaky
+}
+
+/// A project's tests and how many of them match each risk.
+#[derive(Debug, Clone)]
+struct ProjectTally {
+    tests: f64,
+    hits: Vec<f64>,
+    /// Whether the project has a test not labelled flaky: sets of flaky tests alone (IDoFT,
+    /// FlakyCat) say nothing about how common a signal is in their projects.
+    stable: bool,
+    /// Whether the project has a test labelled flaky.
+    flaky: bool,
+}
+
+fn tally<'a>(risks: &[&str], examples: &[Example<'a>]) -> BTreeMap<&'a str, ProjectTally> {
+    let mut tallies: BTreeMap<&str, ProjectTally> = BTreeMap::new();
+    for example in examples {
+        let tally = tallies.entry(example.project).or_insert(ProjectTally {
+            tests: 0.0,
+            hits: vec![0.0; risks.len()],
+            stable: false,
+            flaky: false,
+        });
+        tally.tests += 1.0;
+        tally.stable |= !example.flaky;
+        tally.flaky |= example.flaky;
+        for (count, risk) in tally.hits.iter_mut().zip(risks) {
+            *count += f64::from(u8::from(example.hits.contains(risk)));
+        }
+    }
+    tallies
+}
+
+/// Per risk, the mean over projects with stable tests (but `except`) of its share of their
+/// tests: every project counts alike, however large.
+fn typical_shares(tallies: &BTreeMap<&str, ProjectTally>, except: Option<&str>) -> Vec<f64> {
+    let projects: Vec<&ProjectTally> = tallies
+        .iter()
+        .filter(|(project, tally)| tally.stable && Some(**project) != except)
+        .map(|(_, tally)| tally)
+        .collect();
+    let risks = tallies.values().next().map_or(0, |tally| tally.hits.len());
+    (0..risks)
+        .map(|risk| {
+            let sum: f64 = projects
+                .iter()
+                .map(|tally| tally.hits[risk] / tally.tests)
+                .sum();
+            if projects.is_empty() {
+                0.0
+            } else {
+                sum / projects.len() as f64
+            }
+        })
+        .collect()
+}
+
+fn shrunk(hits: f64, tests: f64, typical: f64) -> f64 {
+    (hits + SHARE_PSEUDO_TESTS * typical) / (tests + SHARE_PSEUDO_TESTS)
+}
+
+/// The regression's rows: each risk and mitigation found (1), then each of the first `scaled`
+/// features (risks) found times its share among its project's tests.
+fn design(
+    names: &[&str],
+    scaled: usize,
+    tallies: &BTreeMap<&str, ProjectTally>,
+    typical: &[f64],
+    examples: &[Example<'_>],
+) -> Vec<Vec<(usize, f64)>> {
+    let shares: BTreeMap<&str, Vec<f64>> = tallies
+        .iter()
+        .map(|(project, tally)| {
+            let shares = if tally.stable {
+                tally
+                    .hits
+                    .iter()
+                    .zip(typical)
+                    .map(|(&hits, &typical)| shrunk(hits, tally.tests, typical))
+                    .collect()
+            } else {
+                typical.to_vec()
+            };
+            (*project, shares)
+        })
+        .collect();
+    examples
+        .iter()
+        .map(|example| {
+            let found = |i: &usize| example.hits.contains(&names[*i]);
+            let plain = (0..names.len()).filter(found).map(|i| (i, 1.0));
+            let relative = (0..scaled)
+                .filter(found)
+                .map(|i| (names.len() + i, shares[example.project][i]));
+            plain.chain(relative).collect()
+        })
+        .collect()
 }
 
 /// A pattern's category is trusted unless the labelled data contradicts it: with enough flaky
@@ -206,20 +369,13 @@ fn calibrated(probability: f64, information: f64, warning: f64) -> f64 {
 }
 
 /// Maximum-likelihood logistic regression with an L2 penalty and balanced class weights, by
-/// Newton's method. Features are binary (a pattern matched or not), so rows are sparse.
-fn fit_logistic(names: &[&'static str], examples: &[Example<'_>], penalty: f64) -> (f64, Vec<f64>) {
-    let features = names.len();
-    let rows: Vec<Vec<usize>> = examples
-        .iter()
-        .map(|example| {
-            names
-                .iter()
-                .enumerate()
-                .filter(|(_, name)| example.hits.contains(name))
-                .map(|(i, _)| i)
-                .collect()
-        })
-        .collect();
+/// Newton's method, on sparse rows of `(feature, value)`.
+fn fit_logistic(
+    rows: &[Vec<(usize, f64)>],
+    examples: &[Example<'_>],
+    features: usize,
+    penalty: f64,
+) -> (f64, Vec<f64>) {
     let positives = examples.iter().filter(|example| example.flaky).count();
     let negatives = examples.len() - positives;
     if positives == 0 || negatives == 0 {
@@ -241,18 +397,18 @@ fn fit_logistic(names: &[&'static str], examples: &[Example<'_>], penalty: f64) 
         let mut gradient = vec![0.0; size];
         let mut hessian = vec![vec![0.0; size]; size];
         for (row, example) in rows.iter().zip(examples) {
-            let logit = theta[0] + row.iter().map(|&i| theta[i + 1]).sum::<f64>();
+            let logit = theta[0] + row.iter().map(|&(i, x)| theta[i + 1] * x).sum::<f64>();
             let p = sigmoid(logit);
             let weight = class_weight(example.flaky);
             let residual = weight * (p - if example.flaky { 1.0 } else { 0.0 });
             let curvature = weight * p * (1.0 - p);
-            let active: Vec<usize> = std::iter::once(0)
-                .chain(row.iter().map(|&i| i + 1))
+            let active: Vec<(usize, f64)> = std::iter::once((0, 1.0))
+                .chain(row.iter().map(|&(i, x)| (i + 1, x)))
                 .collect();
-            for &a in &active {
-                gradient[a] += residual;
-                for &b in &active {
-                    hessian[a][b] += curvature;
+            for &(a, x_a) in &active {
+                gradient[a] += residual * x_a;
+                for &(b, x_b) in &active {
+                    hessian[a][b] += curvature * x_a * x_b;
                 }
             }
         }
@@ -308,21 +464,17 @@ fn solve(mut matrix: Vec<Vec<f64>>, mut vector: Vec<f64>) -> Option<Vec<f64>> {
 /// with `penalty` that did not see the project; `None` with fewer than two such projects.
 fn held_out_predictions(
     names: &[&'static str],
+    scaled: usize,
+    tallies: &BTreeMap<&str, ProjectTally>,
     examples: &[Example<'_>],
     penalty: f64,
 ) -> Option<Vec<(f64, bool)>> {
     // Only projects with both flaky and other tests can show where the line between them lies;
     // each is held out in turn, as the leave-one-project-out protocol does. Sets of flaky tests
     // alone (IDoFT, FlakyCat) always stay in the fit: they still teach the regression.
-    let mut tally: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for example in examples {
-        let (flaky, total) = tally.entry(example.project).or_default();
-        *flaky += usize::from(example.flaky);
-        *total += 1;
-    }
-    let mixed: Vec<&str> = tally
+    let mixed: Vec<&str> = tallies
         .iter()
-        .filter(|(_, (flaky, total))| *flaky > 0 && flaky < total)
+        .filter(|(_, tally)| tally.stable && tally.flaky)
         .map(|(project, _)| *project)
         .collect();
     if mixed.len() < 2 {
@@ -330,22 +482,26 @@ fn held_out_predictions(
     }
     let mut predictions: Vec<(f64, bool)> = Vec::with_capacity(examples.len());
     for held_out in &mixed {
-        let training: Vec<Example<'_>> = examples
+        // The typical shares, too, come from the projects of the fit only.
+        let typical = typical_shares(tallies, Some(held_out));
+        let rows = design(names, scaled, tallies, &typical, examples);
+        let (training_rows, training): (Vec<Vec<(usize, f64)>>, Vec<Example<'_>>) = rows
             .iter()
-            .filter(|e| e.project != *held_out)
-            .cloned()
-            .collect();
-        let (bias, weights) = fit_logistic(names, &training, penalty);
-        predictions.extend(examples.iter().filter(|e| e.project == *held_out).map(|e| {
-            let logit = bias
-                + names
-                    .iter()
-                    .zip(&weights)
-                    .filter(|(name, _)| e.hits.contains(name))
-                    .map(|(_, w)| w)
-                    .sum::<f64>();
-            (sigmoid(logit), e.flaky)
-        }));
+            .zip(examples)
+            .filter(|(_, e)| e.project != *held_out)
+            .map(|(row, e)| (row.clone(), e.clone()))
+            .unzip();
+        let (bias, weights) =
+            fit_logistic(&training_rows, &training, names.len() + scaled, penalty);
+        predictions.extend(
+            rows.iter()
+                .zip(examples)
+                .filter(|(_, e)| e.project == *held_out)
+                .map(|(row, e)| {
+                    let logit = bias + row.iter().map(|&(i, x)| weights[i] * x).sum::<f64>();
+                    (sigmoid(logit), e.flaky)
+                }),
+        );
     }
     Some(predictions)
 }
@@ -438,15 +594,69 @@ mod tests {
             }
         }
         let prior = SignalPrior::fit(Language::Java, &examples);
-        assert!(prior.weight("fixed sleep") > 1.0, "{prior:?}");
+        let unknown = Prevalence::default();
+        assert!(prior.weight("fixed sleep", &unknown) > 1.0, "{prior:?}");
         assert!(
-            prior.weight("hash-ordered collection").abs() < 0.3,
+            prior.weight("hash-ordered collection", &unknown).abs() < 0.3,
             "{prior:?}"
         );
-        let sleep = prior.probability_of(&["fixed sleep"]);
-        let nothing = prior.probability_of(&[]);
+        let sleep = prior.probability_of(&["fixed sleep"], &unknown);
+        let nothing = prior.probability_of(&[], &unknown);
         assert!(sleep > 0.5 && nothing < 0.5, "{sleep} {nothing}");
         assert!(prior.warning_probability > 0.5 && prior.warning_probability < 1.0);
+    }
+
+    #[test]
+    fn a_signal_common_in_a_project_counts_less_there() {
+        // Where few tests sleep, the sleeping ones are the flaky ones; where every test sleeps,
+        // sleeping says nothing.
+        let mut examples = Vec::new();
+        for project in ["rare-1", "rare-2", "rare-3"] {
+            for i in 0..60 {
+                let sleeps = i % 10 == 0;
+                let flaky = if sleeps { i % 20 == 0 } else { i % 29 == 0 };
+                examples.push(example(
+                    if sleeps { &["fixed sleep"] } else { &[] },
+                    flaky,
+                    project,
+                ));
+            }
+        }
+        for project in ["common-1", "common-2", "common-3"] {
+            for i in 0..60 {
+                examples.push(example(&["fixed sleep"], i % 12 == 0, project));
+            }
+        }
+        let prior = SignalPrior::fit(Language::Java, &examples);
+        assert!(
+            prior
+                .share_weights
+                .iter()
+                .any(|(name, weight)| name == "fixed sleep" && *weight < 0.0),
+            "{prior:?}"
+        );
+        let sleeps = signals::detect(Language::Java, "void t() { Thread.sleep(100); }");
+        let plain = signals::detect(Language::Java, "void t() { assertEquals(1, 1); }");
+        let project = |sleeping: usize| -> Prevalence {
+            (0..100)
+                .map(|i| (Language::Java, if i < sleeping { &sleeps } else { &plain }))
+                .collect()
+        };
+        let (rare, common) = (project(5), project(100));
+        assert!(
+            prior.probability(&sleeps, &rare) > prior.probability(&sleeps, &common) + 0.1,
+            "{} {}",
+            prior.probability(&sleeps, &rare),
+            prior.probability(&sleeps, &common)
+        );
+        assert!(prior.weight("fixed sleep", &rare) > prior.weight("fixed sleep", &common));
+        // An unknown project is the typical one: between the two.
+        let typical = prior.share("fixed sleep", &Prevalence::default());
+        assert!(typical > 0.3 && typical < 0.7, "{typical}");
+        // A single test says little about its project: its share stays near the typical one.
+        let alone: Prevalence = [(Language::Java, &sleeps)].into_iter().collect();
+        let single = prior.share("fixed sleep", &alone);
+        assert!((single - typical).abs() < 0.1, "{single} {typical}");
     }
 
     #[test]

@@ -36,6 +36,7 @@ fn a_version_1_file_loads_and_answers_as_it_did() {
         Language::Java,
         code,
         predict::Settings::default(),
+        &flakesense::prevalence::Prevalence::default(),
     );
     assert_eq!(
         prediction.neighbors[0].id,
@@ -87,13 +88,13 @@ fn a_flipped_bit_is_caught_by_the_checksum() {
 #[test]
 fn a_file_from_a_future_version_is_left_alone_with_a_clear_message() {
     let mut bytes = std::fs::read(version_1()).expect("readable");
-    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
     let error = load_bytes(&bytes).expect_err("a future file does not load");
     assert!(
         matches!(
             error,
             LoadError::Format {
-                source: FormatError::FutureVersion { found: 2 },
+                source: FormatError::FutureVersion { found: 3 },
                 ..
             }
         ),

@@ -137,11 +137,16 @@ fn fit_priors(tests: &[crate::dataset::LabeledTest]) -> Vec<crate::prior::Signal
         }
         let prior = crate::prior::SignalPrior::fit(language, &examples);
         eprintln!(
-            "fitted the {language} signal prior on {} tests of {} projects; information above probability {:.3}, warning above {:.3}",
+            "fitted the {language} signal prior on {} tests of {} projects; information above probability {:.3}, warning above {:.3}; {}",
             examples.len(),
             projects.len(),
             prior.information_probability,
-            prior.warning_probability
+            prior.warning_probability,
+            if prior.share_weights.is_empty() {
+                "signals weigh alike in every project (most flaky tests come from sets of flaky tests alone)"
+            } else {
+                "signals weigh less in projects where they are common"
+            }
         );
         priors.push(prior);
     }

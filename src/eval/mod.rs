@@ -18,6 +18,7 @@ use crate::embed::{TokenBag, TokenInterner};
 use crate::index::{BuildSettings, Entry, Index};
 use crate::language::Language;
 use crate::predict::{self, Ballot};
+use crate::prevalence::Prevalence;
 use crate::prior::{Example, SignalPrior};
 use crate::signals::{self, Signals};
 pub use metrics::{Counts, Figures};
@@ -309,6 +310,12 @@ fn run_split(
         })
         .flatten();
     index.set_priors(prior.into_iter().collect());
+    // The tested project's signals, from its tests' code: what `check` and the editor see.
+    let prevalence: Prevalence = split
+        .test
+        .iter()
+        .map(|&i| (pool[i].language, &signals[i]))
+        .collect();
     let train_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let outcomes = split
@@ -328,7 +335,7 @@ fn run_split(
                 .collect();
             let opinion = index
                 .prior(pool[i].language)
-                .map(|prior| predict::prior_opinion(prior, &signals[i]).0);
+                .map(|prior| predict::prior_opinion(prior, &signals[i], &prevalence).0);
             let vote = predict::vote(&ballots, opinion);
             let test = pool[i];
             (

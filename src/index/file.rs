@@ -23,8 +23,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub const MAGIC: [u8; 8] = *b"FLKSNSIX";
-/// The version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The version this build writes and the newest it reads. Version 2 added the project-relative
+/// weights of the signal prior; version 1 files still load (see `index/v1.rs`).
+pub const FORMAT_VERSION: u32 = 2;
 const HEADER_LEN: usize = 28;
 /// No index this tool writes comes near this; a larger payload length is a corrupt header.
 const MAX_PAYLOAD_LEN: u64 = 1 << 30;
@@ -99,8 +100,14 @@ fn framed(body: &[u8]) -> Vec<u8> {
     bytes
 }
 
-/// Checks the header and decodes the payload.
+/// Checks the header and decodes the payload, for a payload whose layout no version changed.
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, FormatError> {
+    let (_, payload) = open(bytes)?;
+    decode_payload(payload)
+}
+
+/// Checks the header and the checksum: the file's format version and its payload's bytes.
+pub fn open(bytes: &[u8]) -> Result<(u32, &[u8]), FormatError> {
     if !MAGIC.starts_with(&bytes[..bytes.len().min(MAGIC.len())]) {
         return Err(FormatError::Foreign);
     }
@@ -135,6 +142,11 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, FormatError> {
     if crc32fast::hash(body) != checksum {
         return Err(FormatError::ChecksumMismatch);
     }
+    Ok((version, body))
+}
+
+/// Decodes a payload checked by [`open`].
+pub fn decode_payload<T: DeserializeOwned>(body: &[u8]) -> Result<T, FormatError> {
     // The limit is a const generic; pick the smallest tier above the payload's own size.
     match body.len() {
         0..=0x40_0000 => decode_limited::<T, 0x100_0000>(body),
@@ -156,13 +168,9 @@ fn decode_limited<T: DeserializeOwned, const LIMIT: usize>(body: &[u8]) -> Resul
     Ok(payload)
 }
 
-/// Reads and decodes an index file.
-pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, LoadError> {
-    let bytes = fs::read(path).map_err(|source| LoadError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    decode(&bytes).map_err(|source| LoadError::Format {
+/// Reads an index file's bytes.
+pub fn read(path: &Path) -> Result<Vec<u8>, LoadError> {
+    fs::read(path).map_err(|source| LoadError::Io {
         path: path.to_path_buf(),
         source,
     })
@@ -291,10 +299,10 @@ mod tests {
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("nested").join("index");
         write(&path, &sample()).unwrap();
-        assert_eq!(read::<Sample>(&path).unwrap(), sample());
+        assert_eq!(decode::<Sample>(&read(&path).unwrap()).unwrap(), sample());
         let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
-        let error = read::<Sample>(&directory.path().join("missing")).unwrap_err();
+        let error = read(&directory.path().join("missing")).unwrap_err();
         assert!(matches!(error, LoadError::Io { .. }));
         assert!(!error.is_corruption());
     }

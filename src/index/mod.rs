@@ -6,6 +6,7 @@
 //! stored seed. Loading recomputes the projected vectors (tens of milliseconds for 20,000 tests).
 
 pub mod file;
+mod v1;
 mod vectors;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -456,13 +457,15 @@ impl Index {
 
     /// Reads an index from the bytes of its file format.
     pub fn from_bytes(bytes: &[u8]) -> Result<Index, FormatError> {
-        let stored: Stored = file::decode(bytes)?;
+        let stored = match file::open(bytes)? {
+            (1, payload) => v1::decode(payload)?,
+            (_, payload) => file::decode_payload(payload)?,
+        };
         Index::from_stored(stored)
     }
 
     pub fn load(path: &Path) -> Result<Index, LoadError> {
-        let stored: Stored = file::read(path)?;
-        Index::from_stored(stored).map_err(|source| LoadError::Format {
+        Index::from_bytes(&file::read(path)?).map_err(|source| LoadError::Format {
             path: path.to_path_buf(),
             source,
         })

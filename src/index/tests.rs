@@ -33,7 +33,7 @@ fn settings() -> BuildSettings {
     }
 }
 
-fn small_index() -> Index {
+pub(super) fn small_index() -> Index {
     let tests = [
         ("a#waits", true, SLEEPY),
         ("a#adds", false, PURE),

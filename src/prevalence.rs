@@ -1,0 +1,94 @@
+//! How common each risk signal is among one project's tests. A shipped model's prior weighs a
+//! signal by it: a fixed sleep says less in a project where every test sleeps than in one where
+//! almost none does (measured in models/README.md, "Project-relative signals").
+
+use std::collections::BTreeMap;
+
+use crate::language::Language;
+use crate::signals::Signals;
+
+/// Per language: how many tests were seen and how many of them match each risk.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Prevalence {
+    languages: BTreeMap<Language, Tally>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Tally {
+    tests: u32,
+    risks: BTreeMap<&'static str, u32>,
+}
+
+impl Prevalence {
+    /// Counts one test of the project.
+    pub fn add(&mut self, language: Language, signals: &Signals) {
+        let tally = self.languages.entry(language).or_default();
+        tally.tests += 1;
+        for hit in &signals.risks {
+            *tally.risks.entry(hit.name).or_default() += 1;
+        }
+    }
+
+    /// Adds another part of the same project.
+    pub fn merge(&mut self, other: Prevalence) {
+        for (language, theirs) in other.languages {
+            let ours = self.languages.entry(language).or_default();
+            ours.tests += theirs.tests;
+            for (name, count) in theirs.risks {
+                *ours.risks.entry(name).or_default() += count;
+            }
+        }
+    }
+
+    /// How many of the project's tests of `language` match the risk `name`, and how many tests
+    /// of that language were seen.
+    pub fn count(&self, language: Language, name: &str) -> (u32, u32) {
+        self.languages.get(&language).map_or((0, 0), |tally| {
+            (tally.risks.get(name).copied().unwrap_or(0), tally.tests)
+        })
+    }
+
+    /// How many tests of `language` were seen.
+    pub fn tests(&self, language: Language) -> u32 {
+        self.languages.get(&language).map_or(0, |tally| tally.tests)
+    }
+}
+
+impl<'a> FromIterator<(Language, &'a Signals)> for Prevalence {
+    fn from_iter<I: IntoIterator<Item = (Language, &'a Signals)>>(tests: I) -> Prevalence {
+        let mut prevalence = Prevalence::default();
+        for (language, signals) in tests {
+            prevalence.add(language, signals);
+        }
+        prevalence
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signals;
+
+    #[test]
+    fn counts_each_risk_once_per_test_and_per_language() {
+        let sleeps = signals::detect(
+            Language::Java,
+            "void t() { Thread.sleep(10); Thread.sleep(20); }",
+        );
+        let plain = signals::detect(Language::Java, "void t() { assertEquals(1, 1); }");
+        let python = signals::detect(Language::Python, "def test_a():\n    time.sleep(1)\n");
+        let mut prevalence: Prevalence = [
+            (Language::Java, &sleeps),
+            (Language::Java, &plain),
+            (Language::Python, &python),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(prevalence.count(Language::Java, "fixed sleep"), (1, 2));
+        assert_eq!(prevalence.count(Language::Python, "fixed sleep"), (1, 1));
+        assert_eq!(prevalence.count(Language::Rust, "fixed sleep"), (0, 0));
+        prevalence.merge([(Language::Java, &sleeps)].into_iter().collect());
+        assert_eq!(prevalence.count(Language::Java, "fixed sleep"), (2, 3));
+        assert_eq!(prevalence.tests(Language::Java), 3);
+    }
+}
