@@ -14,6 +14,7 @@ use flakesense::extract::extract_tests;
 use flakesense::index::{BuildSettings, Dims, Entry, Index};
 use flakesense::language::Language;
 use flakesense::predict::{self, predict};
+use flakesense::prevalence::Prevalence;
 use flakesense::prior::{Example, SignalPrior};
 use flakesense::signals;
 
@@ -62,6 +63,7 @@ fn main() {
                 Language::Java,
                 &test.code,
                 predict::Settings::default(),
+                &Prevalence::default(),
             );
             predict_times.push(started.elapsed());
             std::hint::black_box(prediction);

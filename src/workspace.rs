@@ -3,8 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::embed::{Projection, Tokenizer};
+use crate::extract;
+use crate::files;
 use crate::index::{Index, LoadError, ModelParams};
+use crate::prevalence::Prevalence;
+use crate::signals;
 
 /// The project index's path, relative to the workspace root.
 pub const INDEX_PATH: &str = ".flakesense/index";
@@ -30,6 +36,28 @@ pub fn find_root(start: &Path) -> PathBuf {
         })
         .unwrap_or(start)
         .to_path_buf()
+}
+
+/// How common each signal is among the tests of the workspace at `root` (files matching
+/// `exclude` left out): what a shipped model's prior weighs signals by. Files that cannot be read
+/// are passed over; whoever judges them reports why.
+pub fn prevalence(root: &Path, exclude: &globset::GlobSet) -> Prevalence {
+    let (paths, _) = files::walk_sources(&[root.to_path_buf()], root, exclude);
+    paths
+        .par_iter()
+        .filter_map(|path| Some((path, files::read_source(path).ok()?)))
+        .map(|(path, file)| {
+            let mut part = Prevalence::default();
+            let path = path.to_string_lossy();
+            for test in extract::extract_tests(file.language, &path, &file.text).tests {
+                part.add(test.language, &signals::detect(test.language, &test.code));
+            }
+            part
+        })
+        .reduce(Prevalence::default, |mut all, part| {
+            all.merge(part);
+            all
+        })
 }
 
 /// The parameters of a new project index. They do not depend on the project, so a test marked

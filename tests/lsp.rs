@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use flakesense::dataset::read_csv_file;
 use flakesense::embed::{TokenBag, Tokenizer};
 use flakesense::index::{BuildSettings, Dims, Entry, Index, Origin};
+use flakesense::prior::SignalPrior;
 use lsp_client::{ClientBehaviour, LspClient};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lsp");
@@ -93,8 +94,24 @@ impl Workspace {
         let result = client
             .initialize(self.initialize_params(settings, capabilities))
             .await;
+        // Once the server has read the workspace's tests it judges the open documents again;
+        // waiting for that here keeps those publications out of every test's way.
+        client
+            .collect_until(
+                "the log line of the workspace's tests",
+                read_the_workspace,
+                Duration::from_secs(20),
+            )
+            .await;
         (client, result)
     }
+}
+
+fn read_the_workspace(message: &Value) -> bool {
+    message["method"] == "window/logMessage"
+        && message["params"]["message"]
+            .as_str()
+            .is_some_and(|text| text.starts_with("read the"))
 }
 
 fn fixture(name: &str) -> String {
@@ -1170,5 +1187,90 @@ vim.cmd("qa!")
             .unwrap()
             .starts_with("likely flaky (1.00, async-wait)"),
         "{report:#}"
+    );
+}
+
+/// A model with no tests and a hand-made prior: a fixed sleep is evidence of flakiness, less so
+/// the more of the project's tests sleep.
+fn sleep_prior_model() -> Index {
+    let mut model = Index::empty(flakesense::workspace::new_index_params());
+    let named = |value: f64| vec![("fixed sleep".to_string(), value)];
+    model.set_priors(vec![SignalPrior {
+        language: flakesense::language::Language::Java,
+        bias: -3.0,
+        weights: named(6.0),
+        share_weights: named(-8.0),
+        typical_shares: named(0.1),
+        information_probability: 0.5,
+        warning_probability: 0.8,
+        category_evidence: Vec::new(),
+    }]);
+    model
+}
+
+/// A Java file of `count` tests, `sleeping` of which sleep.
+fn java_tests(class: &str, count: usize, sleeping: usize) -> String {
+    let mut text = format!("class {class} {{\n");
+    for i in 0..count {
+        let body = if i < sleeping {
+            "Thread.sleep(100);"
+        } else {
+            "assertEquals(2, 1 + 1);"
+        };
+        text.push_str(&format!("    @Test\n    void case{i}() {{ {body} }}\n"));
+    }
+    text.push_str("}\n");
+    text
+}
+
+/// Opens a sleeping test once the server has read the workspace (29 other tests, `sleeping` of
+/// which sleep) and returns its diagnostics.
+async fn judged_in_a_workspace_where(sleeping: usize) -> Value {
+    let workspace = Workspace::new();
+    std::fs::remove_file(workspace.path(ORDER_TEST)).unwrap();
+    std::fs::remove_file(workspace.path(REFUND_TEST)).unwrap();
+    sleep_prior_model()
+        .save(&workspace.path("prior.idx"))
+        .expect("the model saves");
+    workspace.write(
+        "src/test/java/OthersTest.java",
+        &java_tests("OthersTest", 29, sleeping),
+    );
+    let opened = java_tests("OpenedTest", 1, 1);
+    workspace.write("src/test/java/OpenedTest.java", &opened);
+    let settings = json!({"defaultModels": false, "models": ["prior.idx"], "debounceMs": 10});
+    let (mut client, _) = workspace
+        .start_with(settings, json!({}), ClientBehaviour::default())
+        .await;
+    let read = client
+        .wait_for(
+            "the log line of the workspace's tests",
+            read_the_workspace,
+            Duration::from_secs(20),
+        )
+        .await;
+    assert!(
+        read["params"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("read the 30 tests of the workspace"),
+        "{read}"
+    );
+    let uri = workspace.uri("src/test/java/OpenedTest.java");
+    client.open(&uri, "java", 1, &opened).await;
+    client.diagnostics(&uri, Some(1)).await
+}
+
+#[tokio::test]
+async fn a_signal_every_workspace_test_has_is_weighed_against_the_workspace() {
+    // Where sleeping is rare, the sleeping test is flagged; where every test sleeps, not.
+    let rare = judged_in_a_workspace_where(1).await;
+    assert_eq!(messages(&rare).len(), 1, "{rare:#}");
+    assert_eq!(rare["diagnostics"][0]["severity"], 2, "a warning: {rare:#}");
+    let everywhere = judged_in_a_workspace_where(29).await;
+    assert_eq!(
+        messages(&everywhere),
+        Vec::<String>::new(),
+        "{everywhere:#}"
     );
 }

@@ -2,18 +2,20 @@
 //! a test that sleeps and polls from a plainly deterministic one, and counts mocks against
 //! flakiness.
 
+use std::sync::Arc;
+
 use flakesense::analysis::{self, Models, Thresholds};
 use flakesense::embed::Tokenizer;
 use flakesense::language::Language;
 use flakesense::models;
+use flakesense::prevalence::Prevalence;
 use flakesense::signals;
 
 fn shipped(language: Language) -> Models {
     let model = models::embedded(language).expect("the shipped model decodes");
     Models {
         defaults: vec![model],
-        project: None,
-        extra: Vec::new(),
+        ..Models::default()
     }
 }
 
@@ -141,6 +143,32 @@ fn adds_two_numbers() {
 }
 
 #[test]
+fn the_rust_model_weighs_a_signal_against_how_common_it_is_in_the_project() {
+    let sleeper = "#[test]\nfn reconnects() {\n    let server = start_server();\n    std::thread::sleep(Duration::from_millis(200));\n    assert!(server.is_up());\n}";
+    let pure = "#[test]\nfn adds() {\n    assert_eq!(add(2, 2), 4);\n}";
+    let (sleeps, plain) = (
+        signals::detect(Language::Rust, sleeper),
+        signals::detect(Language::Rust, pure),
+    );
+    // A workspace of 200 tests, `sleeping` of which sleep.
+    let judged = |sleeping: usize| {
+        let prevalence: Prevalence = (0..200)
+            .map(|i| (Language::Rust, if i < sleeping { &sleeps } else { &plain }))
+            .collect();
+        let models = Models {
+            prevalence: Arc::new(prevalence),
+            ..shipped(Language::Rust)
+        };
+        analysis::judge(&models, &Thresholds::default(), Language::Rust, sleeper).score
+    };
+    let (rare, common) = (judged(2), judged(200));
+    assert!(
+        common < rare - 0.2,
+        "sleeping in 1% of the tests: {rare}; in all of them: {common}"
+    );
+}
+
+#[test]
 fn a_flagged_test_names_its_signals_and_category() {
     let code = "@Test public void waits() throws Exception { service.start(); Thread.sleep(500); assertTrue(service.isRunning()); }";
     let prediction = analysis::judge(
@@ -190,8 +218,10 @@ fn mocking_a_tests_collaborators_lowers_its_prior_and_is_never_shown_as_evidence
     for (language, real, mocked) in cases {
         let model = models::embedded(language).expect("the shipped model decodes");
         let prior = model.prior(language).expect("a signal prior");
-        let real_probability = prior.probability(&signals::detect(language, real));
-        let mocked_probability = prior.probability(&signals::detect(language, mocked));
+        let real_probability =
+            prior.probability(&signals::detect(language, real), &Prevalence::default());
+        let mocked_probability =
+            prior.probability(&signals::detect(language, mocked), &Prevalence::default());
         assert!(
             mocked_probability < real_probability,
             "{language}: {mocked_probability} with mocks, {real_probability} without"

@@ -31,6 +31,7 @@ use crate::files::{self, Skipped};
 use crate::index::Index;
 use crate::language::Language;
 use crate::line_index::{ColumnUnit, LineIndex};
+use crate::prevalence::Prevalence;
 use crate::workspace;
 
 use git::{Blob, ChangedFile, NewVersion, Repository};
@@ -152,7 +153,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         changes: Changes::All,
     };
     let exclude = config.exclude_matcher()?;
-    let models = ModelSet::load(&args, &config, &workspace_root)?;
+    let mut models = ModelSet::load(&args, &config, &workspace_root)?;
 
     let Collected {
         targets,
@@ -160,6 +161,11 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         changes,
     } = collect(&args, &named, &workspace_root, &exclude, &current)?;
     settings.changes = changes;
+    if models.has_prior() {
+        // However few tests are judged, the prior weighs their signals against the whole
+        // workspace's, as the editor does.
+        models.prevalence = Arc::new(workspace::prevalence(&workspace_root, &exclude));
+    }
 
     let progress = Progress::new(targets.len() as u64, started);
     let outcomes: Vec<Option<FileOutcome>> = targets
@@ -335,6 +341,7 @@ struct ModelSet {
     defaults: bool,
     project: Option<Arc<Index>>,
     extra: Vec<Arc<Index>>,
+    prevalence: Arc<Prevalence>,
 }
 
 impl ModelSet {
@@ -370,7 +377,19 @@ impl ModelSet {
             defaults: !args.no_default_models,
             project,
             extra,
+            prevalence: Arc::default(),
         })
+    }
+
+    /// Whether a model weighs signals by how common they are in the project: the shipped ones
+    /// do, and models trained on many projects.
+    fn has_prior(&self) -> bool {
+        self.defaults
+            || self
+                .project
+                .iter()
+                .chain(&self.extra)
+                .any(|model| !model.params().priors.is_empty())
     }
 
     fn for_language(&self, language: Language) -> Result<Models> {
@@ -386,6 +405,7 @@ impl ModelSet {
             defaults,
             project: self.project.clone(),
             extra: self.extra.clone(),
+            prevalence: self.prevalence.clone(),
         })
     }
 }

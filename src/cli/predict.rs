@@ -1,5 +1,6 @@
 //! `flakesense predict`: every test of some files, with its score, verdict, category and neighbours.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,10 +12,13 @@ use serde::Serialize;
 
 use crate::analysis::{self, Models, Thresholds};
 use crate::category::Category;
+use crate::config::Config;
 use crate::files::read_source;
 use crate::index::Index;
 use crate::language::Language;
 use crate::line_index::{ColumnUnit, LineIndex};
+use crate::prevalence::Prevalence;
+use crate::workspace;
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
@@ -88,6 +92,7 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
     };
     let mut verdicts = Vec::new();
     let mut failures = 0;
+    let mut prevalences: HashMap<PathBuf, Arc<Prevalence>> = HashMap::new();
     for path in &args.files {
         let file = match read_source(path) {
             Ok(file) => file,
@@ -103,7 +108,26 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                 path.display()
             );
         }
-        let models = models_for(file.language, &extra)?;
+        let mut models = models_for(file.language, &extra)?;
+        if models
+            .defaults
+            .iter()
+            .chain(&models.extra)
+            .any(|model| !model.params().priors.is_empty())
+        {
+            // A prior weighs a test's signals against those of its whole workspace, as
+            // `flakesense check` and the editor do.
+            let root = workspace::find_root(&std::path::absolute(path)?);
+            models.prevalence = match prevalences.get(&root) {
+                Some(prevalence) => prevalence.clone(),
+                None => {
+                    let exclude = Config::load(&root)?.exclude_matcher()?;
+                    let prevalence = Arc::new(workspace::prevalence(&root, &exclude));
+                    prevalences.insert(root, prevalence.clone());
+                    prevalence
+                }
+            };
+        }
         let display = path.display().to_string();
         let (reports, has_syntax_errors) = analysis::analyze_source(
             &models,
@@ -181,6 +205,7 @@ fn models_for(language: Language, extra: &[Arc<Index>]) -> Result<Models> {
             defaults: Vec::new(),
             project: None,
             extra: extra.to_vec(),
+            prevalence: Default::default(),
         });
     }
     let default = crate::models::embedded(language)
@@ -189,6 +214,7 @@ fn models_for(language: Language, extra: &[Arc<Index>]) -> Result<Models> {
         defaults: vec![default],
         project: None,
         extra: Vec::new(),
+        prevalence: Default::default(),
     })
 }
 

@@ -13,6 +13,7 @@ use tower_lsp_server::ls_types::{
 
 use crate::config::Config;
 use crate::index::Index;
+use crate::language::Language;
 use crate::lsp::execute_command::COMMANDS;
 use crate::lsp::position::PositionEncoding;
 use crate::lsp::session::{
@@ -117,7 +118,57 @@ pub fn initialized(session: &Arc<Session>) {
         }
         load_workspace(&session).await;
         session.set_ready();
+        read_workspace_tests(&session).await;
     });
+}
+
+/// Counts how common each signal is among the workspace's tests, off the request path, then
+/// judges the open documents again with the counts. Until then the shipped models' priors assume
+/// a typical project.
+pub async fn read_workspace_tests(session: &Arc<Session>) {
+    let (root, exclude) = {
+        let state = session.state();
+        (state.root.clone(), state.exclude.clone())
+    };
+    let Some(root) = root else {
+        return;
+    };
+    let progress = session
+        .begin_progress("flakesense: reading the workspace's tests")
+        .await;
+    let started = std::time::Instant::now();
+    let counted = tokio::task::spawn_blocking(move || workspace::prevalence(&root, &exclude)).await;
+    match counted {
+        Ok(prevalence) => {
+            let tests: u32 = Language::ALL
+                .iter()
+                .map(|&language| prevalence.tests(language))
+                .sum();
+            session
+                .log(
+                    MessageType::INFO,
+                    format!(
+                        "read the {tests} tests of the workspace in {:.1} s",
+                        started.elapsed().as_secs_f64()
+                    ),
+                )
+                .await;
+            session.state_mut().prevalence = Arc::new(prevalence);
+            session.invalidate_predictions();
+            crate::lsp::analyze::schedule_all(session);
+        }
+        Err(error) => {
+            session
+                .log(
+                    MessageType::ERROR,
+                    format!("reading the workspace's tests failed: {error}"),
+                )
+                .await;
+        }
+    }
+    if let Some(progress) = progress {
+        progress.finish().await;
+    }
 }
 
 /// Reads `flakesense.toml` and the editor's settings, then the project index and the extra

@@ -16,6 +16,7 @@ use crate::index::Index;
 use crate::language::Language;
 use crate::lsp::document::DocumentStore;
 use crate::lsp::position::PositionEncoding;
+use crate::prevalence::Prevalence;
 
 /// How long the server waits for the client to answer one of its requests before going on
 /// without the answer.
@@ -76,6 +77,8 @@ pub struct State {
     pub exclude: globset::GlobSet,
     pub project: ProjectIndexState,
     pub extra: Vec<Arc<Index>>,
+    /// How common each signal is among the workspace's tests; empty until they are read.
+    pub prevalence: Arc<Prevalence>,
 }
 
 impl State {
@@ -110,6 +113,7 @@ impl State {
             defaults,
             project,
             extra: self.extra.clone(),
+            prevalence: self.prevalence.clone(),
         })
     }
 
