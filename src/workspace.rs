@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::embed::{Projection, Tokenizer};
-use crate::extract;
+use crate::extract::{self, TestMethod};
 use crate::files;
 use crate::index::{Index, LoadError, ModelParams};
 use crate::prevalence::Prevalence;
@@ -46,18 +46,23 @@ pub fn prevalence(root: &Path, exclude: &globset::GlobSet) -> Prevalence {
     paths
         .par_iter()
         .filter_map(|path| Some((path, files::read_source(path).ok()?)))
+        .filter(|(_, file)| !file.lossy)
         .map(|(path, file)| {
-            let mut part = Prevalence::default();
-            let path = path.to_string_lossy();
-            for test in extract::extract_tests(file.language, &path, &file.text).tests {
-                part.add(test.language, &signals::detect(test.language, &test.code));
-            }
-            part
+            tally(&extract::extract_tests(file.language, &path.to_string_lossy(), &file.text).tests)
         })
         .reduce(Prevalence::default, |mut all, part| {
             all.merge(part);
             all
         })
+}
+
+/// How common each signal is among some tests of a workspace.
+pub fn tally(tests: &[TestMethod]) -> Prevalence {
+    let mut prevalence = Prevalence::default();
+    for test in tests {
+        prevalence.add(test.language, &signals::detect(test.language, &test.code));
+    }
+    prevalence
 }
 
 /// The parameters of a new project index. They do not depend on the project, so a test marked

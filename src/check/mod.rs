@@ -27,7 +27,7 @@ use rayon::prelude::*;
 use crate::analysis::{self, Models, Severity, Thresholds};
 use crate::config::Config;
 use crate::extract::{self, Extraction, TestMethod};
-use crate::files::{self, Skipped};
+use crate::files::{self, Skipped, SourceFile};
 use crate::index::Index;
 use crate::language::Language;
 use crate::line_index::{ColumnUnit, LineIndex};
@@ -160,18 +160,39 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         mut skipped,
         changes,
     } = collect(&args, &named, &workspace_root, &exclude, &current)?;
+    let whole_workspace = named.is_empty() && changes == Changes::All;
     settings.changes = changes;
-    if models.has_prior() {
-        // However few tests are judged, the prior weighs their signals against the whole
-        // workspace's, as the editor does.
-        models.prevalence = Arc::new(workspace::prevalence(&workspace_root, &exclude));
-    }
 
     let progress = Progress::new(targets.len() as u64, started);
+    let loaded: Vec<Loaded> = targets.par_iter().map(load_file).collect();
+    if models.has_prior() {
+        // However few tests are judged, the prior weighs their signals against the whole
+        // workspace's, as the editor does; when every file is judged, they are at hand.
+        models.prevalence = Arc::new(if whole_workspace {
+            loaded
+                .par_iter()
+                .map(|loaded| match loaded {
+                    Loaded::Tests(_, extraction) => workspace::tally(&extraction.tests),
+                    Loaded::Done(_) => Prevalence::default(),
+                })
+                .reduce(Prevalence::default, |mut all, part| {
+                    all.merge(part);
+                    all
+                })
+        } else {
+            workspace::prevalence(&workspace_root, &exclude)
+        });
+    }
     let outcomes: Vec<Option<FileOutcome>> = targets
         .par_iter()
-        .map(|target| {
-            let outcome = judge_file(target, &models, &settings);
+        .zip(loaded)
+        .map(|(target, loaded)| {
+            let outcome = match loaded {
+                Loaded::Tests(file, extraction) => {
+                    judge_file(target, file, extraction, &models, &settings).map(Some)
+                }
+                Loaded::Done(outcome) => Ok(outcome),
+            };
             progress.advance();
             outcome
         })
@@ -412,11 +433,15 @@ impl ModelSet {
 
 /// Judges one file's tests: all of them, or those its change adds or modifies. `None` for a
 /// file of a change that is not Java, Python or Rust after all: not worth a word.
-fn judge_file(
-    target: &Target,
-    models: &ModelSet,
-    settings: &Settings,
-) -> Result<Option<FileOutcome>> {
+/// A file read and its tests found, or what became of it when it cannot be judged (`None`: a
+/// file of a change that is not Java, Python or Rust after all, not worth a word).
+enum Loaded {
+    Tests(SourceFile, Extraction),
+    Done(Option<FileOutcome>),
+}
+
+/// Reads a file and finds its tests.
+fn load_file(target: &Target) -> Loaded {
     let skip = |kind: SkipKind, reason: String| FileOutcome {
         skipped: Some(SkippedFile {
             path: target.relative.clone(),
@@ -433,7 +458,7 @@ fn judge_file(
     };
     let file = match read {
         Ok(file) => file,
-        Err(Skipped::NotSource) if !target.named => return Ok(None),
+        Err(Skipped::NotSource) if !target.named => return Loaded::Done(None),
         Err(reason) => {
             let kind = match reason {
                 Skipped::NotSource => SkipKind::NotSource,
@@ -441,17 +466,28 @@ fn judge_file(
                 Skipped::Binary => SkipKind::Binary,
                 Skipped::Unreadable(_) => SkipKind::Unreadable,
             };
-            return Ok(Some(skip(kind, reason.to_string())));
+            return Loaded::Done(Some(skip(kind, reason.to_string())));
         }
     };
     if file.lossy {
         // Columns and tokens of repaired text would not match the file; the user converts it.
-        return Ok(Some(skip(
+        return Loaded::Done(Some(skip(
             SkipKind::NotUtf8,
             "not valid UTF-8 (convert it to UTF-8 to have it checked)".to_string(),
         )));
     }
     let extraction = extract::extract_tests(file.language, &target.relative, &file.text);
+    Loaded::Tests(file, extraction)
+}
+
+/// Judges one file's tests: all of them, or those its change adds or modifies.
+fn judge_file(
+    target: &Target,
+    file: SourceFile,
+    extraction: Extraction,
+    models: &ModelSet,
+    settings: &Settings,
+) -> Result<FileOutcome> {
     let has_syntax_errors = extraction.has_syntax_errors;
     let before = extraction.tests.len();
     let tests = changed_tests(extraction.tests, file.language, target);
@@ -514,13 +550,13 @@ fn judge_file(
             }
         })
         .collect();
-    Ok(Some(FileOutcome {
+    Ok(FileOutcome {
         findings,
         tests: judged,
         unchanged_tests,
         skipped: None,
         has_syntax_errors,
-    }))
+    })
 }
 
 /// The tests a change adds or modifies: a test is changed when its id is new or its
