@@ -37,7 +37,8 @@ pub struct SignalPrior {
     /// when the training data could not teach it (see `share_weights_learnable`).
     pub share_weights: Vec<(String, f64)>,
     /// Per risk, by name: its mean share among the training projects' tests. It stands in for a
-    /// project whose tests are unknown, and a small project's shares are drawn toward it.
+    /// project whose tests are unknown, and a small project's shares are drawn toward it. Empty
+    /// when `share_weights` is.
     pub typical_shares: Vec<(String, f64)>,
     /// The probability that maps to a score of 0.5 (the information threshold): where held-out
     /// predictions had the best F1.
@@ -195,7 +196,7 @@ impl SignalPrior {
             bias,
             weights: named(&names, &weights[..names.len()]),
             share_weights: named(&names[..scaled], &weights[names.len()..]),
-            typical_shares: named(&names[..risks], &typical),
+            typical_shares: named(&names[..scaled], &typical[..scaled]),
             information_probability,
             warning_probability,
             category_evidence: category_evidence(language, examples),
