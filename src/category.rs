@@ -111,7 +111,7 @@ impl Category {
     pub fn fix_hint(self) -> &'static str {
         match self {
             Category::AsyncWait => {
-                "Consider waiting on a condition (Awaitility `until`, `waitFor`, polling with a deadline) instead of a fixed sleep; sleeping longer only hides the race."
+                "Consider waiting on a condition (Awaitility `until` in Java, polling with a deadline, a channel or an event) instead of a fixed sleep; sleeping longer only hides the race."
             }
             Category::Concurrency => {
                 "No automatic fix: look for unsynchronised shared state or unjoined threads, and confirm by rerunning the test under CPU load."
@@ -135,7 +135,7 @@ impl Category {
                 "Consider comparing as sets, or sorting before comparing; hash iteration order is not guaranteed."
             }
             Category::ResourceLeak => {
-                "Consider closing sockets, servers and pools in teardown or with try-with-resources."
+                "Consider closing sockets, servers and pools in teardown, or with try-with-resources (Java), `with` (Python) or a guard dropped at the end of the test (Rust)."
             }
             Category::FloatingPoint => {
                 "Consider comparing with a tolerance, and bounds wide enough for the variation you expect."
