@@ -431,8 +431,6 @@ impl ModelSet {
     }
 }
 
-/// Judges one file's tests: all of them, or those its change adds or modifies. `None` for a
-/// file of a change that is not Java, Python or Rust after all: not worth a word.
 /// A file read and its tests found, or what became of it when it cannot be judged (`None`: a
 /// file of a change that is not Java, Python or Rust after all, not worth a word).
 enum Loaded {
