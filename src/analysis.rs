@@ -68,6 +68,15 @@ pub struct Models {
 }
 
 impl Models {
+    /// Whether a model weighs signals by how common they are in the project (a signal prior).
+    pub fn has_prior(&self) -> bool {
+        self.defaults
+            .iter()
+            .chain(&self.project)
+            .chain(&self.extra)
+            .any(|index| !index.params().priors.is_empty())
+    }
+
     /// The models that hold tests of `language`.
     pub fn for_language(&self, language: Language) -> Vec<&Index> {
         self.defaults

@@ -29,8 +29,8 @@ impl Prevalence {
         }
     }
 
-    /// Adds another part of the same project.
-    pub fn merge(&mut self, other: Prevalence) {
+    /// The counts of two parts of the same project together.
+    pub fn merged(mut self, other: Prevalence) -> Prevalence {
         for (language, theirs) in other.languages {
             let ours = self.languages.entry(language).or_default();
             ours.tests += theirs.tests;
@@ -38,6 +38,7 @@ impl Prevalence {
                 *ours.risks.entry(name).or_default() += count;
             }
         }
+        self
     }
 
     /// How many of the project's tests of `language` match the risk `name`, and how many tests
@@ -77,7 +78,7 @@ mod tests {
         );
         let plain = signals::detect(Language::Java, "void t() { assertEquals(1, 1); }");
         let python = signals::detect(Language::Python, "def test_a():\n    time.sleep(1)\n");
-        let mut prevalence: Prevalence = [
+        let prevalence: Prevalence = [
             (Language::Java, &sleeps),
             (Language::Java, &plain),
             (Language::Python, &python),
@@ -87,7 +88,7 @@ mod tests {
         assert_eq!(prevalence.count(Language::Java, "fixed sleep"), (1, 2));
         assert_eq!(prevalence.count(Language::Python, "fixed sleep"), (1, 1));
         assert_eq!(prevalence.count(Language::Rust, "fixed sleep"), (0, 0));
-        prevalence.merge([(Language::Java, &sleeps)].into_iter().collect());
+        let prevalence = prevalence.merged([(Language::Java, &sleeps)].into_iter().collect());
         assert_eq!(prevalence.count(Language::Java, "fixed sleep"), (2, 3));
         assert_eq!(prevalence.tests(Language::Java), 3);
     }

@@ -57,10 +57,7 @@ pub fn prevalence(root: &Path, exclude: &globset::GlobSet) -> Prevalence {
         .map(|(path, file)| {
             tally(&extract::extract_tests(file.language, &path.to_string_lossy(), &file.text).tests)
         })
-        .reduce(Prevalence::default, |mut all, part| {
-            all.merge(part);
-            all
-        })
+        .reduce(Prevalence::default, Prevalence::merged)
 }
 
 /// How common each signal is among some tests of a workspace.

@@ -175,10 +175,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
                     Loaded::Tests(_, extraction) => workspace::tally(&extraction.tests),
                     Loaded::Done(_) => Prevalence::default(),
                 })
-                .reduce(Prevalence::default, |mut all, part| {
-                    all.merge(part);
-                    all
-                })
+                .reduce(Prevalence::default, Prevalence::merged)
         } else {
             workspace::prevalence(&workspace_root, &exclude)
         });

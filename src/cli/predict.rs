@@ -109,12 +109,7 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
             );
         }
         let mut models = models_for(file.language, &extra)?;
-        if models
-            .defaults
-            .iter()
-            .chain(&models.extra)
-            .any(|model| !model.params().priors.is_empty())
-        {
+        if models.has_prior() {
             // A prior weighs a test's signals against those of its whole workspace, as
             // `flakesense check` and the editor do.
             let root = workspace::find_root(&std::path::absolute(path)?);
