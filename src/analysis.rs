@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use crate::extract::{self, Extraction, TestMethod};
+use crate::extract::{self, TestMethod};
 use crate::index::Index;
 use crate::language::Language;
 use crate::predict::{self, Prediction};
 use crate::prevalence::Prevalence;
+use crate::signals::{self, FileScan, Place, Region, Signals};
 
 /// Files larger than this are skipped: generated code, not tests someone is writing.
 pub const MAX_FILE_BYTES: usize = 2 * 1024 * 1024;
@@ -104,18 +105,67 @@ pub struct TestReport {
     pub severity: Option<Severity>,
 }
 
-/// Judges one test's code.
+/// A parsed source file and what the catalogue of signals finds in it: what judging its tests
+/// in their context needs. Built once per version of a file.
+pub struct SourceTree<'a> {
+    pub language: Language,
+    /// The path as ids and evidence show it (repository-relative, `/`-separated).
+    pub path: &'a str,
+    pub text: &'a str,
+    pub tree: &'a tree_sitter::Tree,
+    pub scan: FileScan,
+}
+
+impl<'a> SourceTree<'a> {
+    pub fn new(
+        language: Language,
+        path: &'a str,
+        text: &'a str,
+        tree: &'a tree_sitter::Tree,
+    ) -> SourceTree<'a> {
+        SourceTree {
+            language,
+            path,
+            text,
+            tree,
+            scan: signals::scan(language, text, tree),
+        }
+    }
+}
+
+/// The signals of each test of a file (in the order given): in the test's own code and in what
+/// it runs.
+pub fn signals_of(file: &SourceTree<'_>, tests: &[TestMethod]) -> Vec<Signals> {
+    tests
+        .iter()
+        .map(|test| {
+            signals::detect_regions(
+                file.language,
+                &[Region {
+                    scan: &file.scan,
+                    range: test.range.clone(),
+                    place: Place::Test,
+                }],
+            )
+        })
+        .collect()
+}
+
+/// Judges one test: its code finds the neighbours, its signals (see [`signals_of`]) feed the
+/// prior.
 pub fn judge(
     models: &Models,
     thresholds: &Thresholds,
     language: Language,
     code: &str,
+    signals: &Signals,
 ) -> Prediction {
     let indexes = models.for_language(language);
     predict::predict(
         &indexes,
         language,
         code,
+        signals,
         predict::Settings {
             k: thresholds.k,
             sigma: thresholds.information,
@@ -124,17 +174,30 @@ pub fn judge(
     )
 }
 
-/// Judges every test of an extraction.
+/// Judges one test's code out of its file (a snippet, a labelled example): its signals are
+/// those of its own code alone.
+pub fn judge_code(
+    models: &Models,
+    thresholds: &Thresholds,
+    language: Language,
+    code: &str,
+) -> Prediction {
+    let signals = signals::detect(language, code);
+    judge(models, thresholds, language, code, &signals)
+}
+
+/// Judges tests of one file, each with its signals.
 pub fn judge_tests(
     models: &Models,
     thresholds: &Thresholds,
-    extraction: Extraction,
+    tests: Vec<TestMethod>,
+    signals: &[Signals],
 ) -> Vec<TestReport> {
-    extraction
-        .tests
+    tests
         .into_iter()
-        .map(|test| {
-            let prediction = judge(models, thresholds, test.language, &test.code);
+        .zip(signals)
+        .map(|(test, signals)| {
+            let prediction = judge(models, thresholds, test.language, &test.code, signals);
             let severity = if test.ignored {
                 None
             } else {
@@ -149,7 +212,31 @@ pub fn judge_tests(
         .collect()
 }
 
-/// Extracts and judges the tests of a file's text.
+/// A file's tests and the signals of each (in the same order), ready to be judged or counted.
+#[derive(Debug, Clone, Default)]
+pub struct ReadTests {
+    pub tests: Vec<TestMethod>,
+    pub signals: Vec<Signals>,
+    /// The file has syntax errors; the tests in its intact parts are still listed.
+    pub has_syntax_errors: bool,
+}
+
+/// Parses a file's text and finds its tests with the signals in what each runs.
+pub fn read_tests(language: Language, path: &str, source: &str) -> ReadTests {
+    let Some(tree) = extract::parse(language, source, None) else {
+        return ReadTests::default();
+    };
+    let extraction = extract::extract_tests_from_tree(language, path, source, &tree);
+    let file = SourceTree::new(language, path, source, &tree);
+    let signals = signals_of(&file, &extraction.tests);
+    ReadTests {
+        tests: extraction.tests,
+        signals,
+        has_syntax_errors: extraction.has_syntax_errors,
+    }
+}
+
+/// Parses a file's text, finds its tests and judges each in its context.
 pub fn analyze_source(
     models: &Models,
     thresholds: &Thresholds,
@@ -157,10 +244,9 @@ pub fn analyze_source(
     path: &str,
     source: &str,
 ) -> (Vec<TestReport>, bool) {
-    let extraction = extract::extract_tests(language, path, source);
-    let has_syntax_errors = extraction.has_syntax_errors;
+    let read = read_tests(language, path, source);
     (
-        judge_tests(models, thresholds, extraction),
-        has_syntax_errors,
+        judge_tests(models, thresholds, read.tests, &read.signals),
+        read.has_syntax_errors,
     )
 }

@@ -10,7 +10,7 @@ use crate::index::{Index, Origin, Query};
 use crate::language::Language;
 use crate::prevalence::Prevalence;
 use crate::prior::SignalPrior;
-use crate::signals::{self, SignalHit, Signals};
+use crate::signals::{SignalHit, Signals};
 
 /// How many neighbours vote and where the line between flaky and not flaky lies.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -158,7 +158,7 @@ pub fn prior_opinion(
     signals: &Signals,
     prevalence: &Prevalence,
 ) -> (PriorOpinion, Vec<SignalHit>) {
-    let weight = |hit: &SignalHit| prior.weight(hit.name, prevalence);
+    let weight = |hit: &SignalHit| prior.weight(hit.feature, prevalence);
     let mut evidence: Vec<SignalHit> = signals
         .risks
         .iter()
@@ -170,7 +170,7 @@ pub fn prior_opinion(
     // catalogue there: then the signal still counts, but the cause is unknown.
     let category = evidence
         .iter()
-        .find(|hit| prior.trusts_category_of(hit.name))
+        .find(|hit| prior.trusts_category_of(hit.id))
         .map(|hit| hit.category);
     let opinion = PriorOpinion {
         score: prior.score(signals, prevalence),
@@ -219,14 +219,15 @@ pub struct Prediction {
 const SHARED_TOKENS_SHOWN: usize = 8;
 
 /// Judges one test against several models at once (the shipped model and the project's own
-/// index): the k nearest neighbours over all of them vote, with the signal prior of the first
-/// model that has one for the language, weighing signals by their `prevalence` in the test's
-/// project. Models built with the same tokeniser and projection measure distance in the same
+/// index): the k nearest neighbours of its code over all of them vote, with the signal prior of
+/// the first model that has one for the language reading the `signals` of the test and of what
+/// it runs, weighed by their `prevalence` in the test's project. Models built with the same tokeniser and projection measure distance in the same
 /// space.
 pub fn predict(
     models: &[&Index],
     language: Language,
     code: &str,
+    signals: &Signals,
     settings: Settings,
     prevalence: &Prevalence,
 ) -> Prediction {
@@ -285,8 +286,7 @@ pub fn predict(
     let prior = models.iter().find_map(|model| model.prior(language));
     let (opinion, evidence) = match prior {
         Some(prior) => {
-            let (opinion, evidence) =
-                prior_opinion(prior, &signals::detect(language, code), prevalence);
+            let (opinion, evidence) = prior_opinion(prior, signals, prevalence);
             (Some(opinion), evidence)
         }
         None => (None, Vec::new()),

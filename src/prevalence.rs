@@ -25,7 +25,7 @@ impl Prevalence {
         let tally = self.languages.entry(language).or_default();
         tally.tests += 1;
         for hit in &signals.risks {
-            *tally.risks.entry(hit.name).or_default() += 1;
+            *tally.risks.entry(hit.feature).or_default() += 1;
         }
     }
 
@@ -41,8 +41,9 @@ impl Prevalence {
         self
     }
 
-    /// How many of the project's tests of `language` match the risk `name`, and how many tests
-    /// of that language were seen.
+    /// How many of the project's tests of `language` have the risk feature `name` (a risk in
+    /// their own code, or `id@context` in what they run), and how many tests of that language
+    /// were seen.
     pub fn count(&self, language: Language, name: &str) -> (u32, u32) {
         self.languages.get(&language).map_or((0, 0), |tally| {
             (tally.risks.get(name).copied().unwrap_or(0), tally.tests)

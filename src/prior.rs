@@ -79,7 +79,7 @@ impl<'a> Example<'a> {
     /// A labelled test and what the catalogue finds in its code.
     pub fn new(test: &'a LabeledTest, signals: &Signals) -> Example<'a> {
         Example {
-            hits: signals.names(),
+            hits: signals.features(),
             flaky: test.flaky,
             categories: &test.categories,
             project: &test.project,
@@ -91,7 +91,7 @@ impl SignalPrior {
     /// The regression's probability (with balanced classes) that a test with these signals, in
     /// a project where signals are as common as `prevalence` says, is flaky.
     pub fn probability(&self, signals: &Signals, prevalence: &Prevalence) -> f64 {
-        self.probability_of(&signals.names(), prevalence)
+        self.probability_of(&signals.features(), prevalence)
     }
 
     fn probability_of(&self, names: &[&str], prevalence: &Prevalence) -> f64 {
@@ -158,7 +158,8 @@ impl SignalPrior {
     /// on predictions for projects held out of the fit.
     pub fn fit(language: Language, examples: &[Example<'_>]) -> SignalPrior {
         let names = signals::feature_names(language);
-        let risks = signals::patterns(language).count();
+        // Risks in the test and risks in its context; mitigations follow them.
+        let risks = 2 * signals::patterns(language).count();
         let tallies = tally(&names[..risks], examples);
         let scaled = if share_weights_learnable(&tallies, examples) {
             risks

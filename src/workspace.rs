@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::embed::{Projection, Tokenizer};
-use crate::extract::{self, TestMethod};
+use crate::analysis;
+use crate::language::Language;
 use crate::files;
 use crate::index::{Index, LoadError, ModelParams};
 use crate::prevalence::Prevalence;
-use crate::signals;
+use crate::signals::Signals;
 
 /// The project index's path, relative to the workspace root.
 pub const INDEX_PATH: &str = ".flakesense/index";
@@ -55,18 +56,16 @@ pub fn prevalence(root: &Path, exclude: &globset::GlobSet) -> Prevalence {
         .filter_map(|path| Some((path, files::read_source(path).ok()?)))
         .filter(|(_, file)| !file.lossy)
         .map(|(path, file)| {
-            tally(&extract::extract_tests(file.language, &path.to_string_lossy(), &file.text).tests)
+            let read = analysis::read_tests(file.language, &path.to_string_lossy(), &file.text);
+            tally(file.language, &read.signals)
         })
         .reduce(Prevalence::default, Prevalence::merged)
 }
 
-/// How common each signal is among some tests of a workspace.
-pub fn tally(tests: &[TestMethod]) -> Prevalence {
-    let mut prevalence = Prevalence::default();
-    for test in tests {
-        prevalence.add(test.language, &signals::detect(test.language, &test.code));
-    }
-    prevalence
+/// How common each signal is among some tests of one language in a workspace, given the
+/// signals of each.
+pub fn tally(language: Language, signals: &[Signals]) -> Prevalence {
+    signals.iter().map(|signals| (language, signals)).collect()
 }
 
 /// The parameters of a new project index. They do not depend on the project, so a test marked

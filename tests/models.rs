@@ -20,7 +20,7 @@ fn shipped(language: Language) -> Models {
 }
 
 fn score(language: Language, code: &str) -> f64 {
-    analysis::judge(&shipped(language), &Thresholds::default(), language, code).score
+    analysis::judge_code(&shipped(language), &Thresholds::default(), language, code).score
 }
 
 #[test]
@@ -159,7 +159,7 @@ fn the_rust_model_weighs_a_signal_against_how_common_it_is_in_the_project() {
             prevalence: Arc::new(prevalence),
             ..shipped(Language::Rust)
         };
-        analysis::judge(&models, &Thresholds::default(), Language::Rust, sleeper).score
+        analysis::judge_code(&models, &Thresholds::default(), Language::Rust, sleeper).score
     };
     let (rare, common) = (judged(2), judged(200));
     assert!(
@@ -171,7 +171,7 @@ fn the_rust_model_weighs_a_signal_against_how_common_it_is_in_the_project() {
 #[test]
 fn a_flagged_test_names_its_signals_and_category() {
     let code = "@Test public void waits() throws Exception { service.start(); Thread.sleep(500); assertTrue(service.isRunning()); }";
-    let prediction = analysis::judge(
+    let prediction = analysis::judge_code(
         &shipped(Language::Java),
         &Thresholds::default(),
         Language::Java,
@@ -181,7 +181,7 @@ fn a_flagged_test_names_its_signals_and_category() {
         prediction
             .signals
             .iter()
-            .any(|hit| hit.text == "Thread.sleep"),
+            .any(|hit| hit.text.starts_with("Thread.sleep")),
         "{:?}",
         prediction.signals
     );
@@ -227,12 +227,12 @@ fn mocking_a_tests_collaborators_lowers_its_prior_and_is_never_shown_as_evidence
             "{language}: {mocked_probability} with mocks, {real_probability} without"
         );
         let prediction =
-            analysis::judge(&shipped(language), &Thresholds::default(), language, mocked);
+            analysis::judge_code(&shipped(language), &Thresholds::default(), language, mocked);
         assert!(
             prediction
                 .signals
                 .iter()
-                .all(|hit| hit.name != "mocked collaborators"),
+                .all(|hit| hit.id != "mocks"),
             "{language}: {:?}",
             prediction.signals
         );

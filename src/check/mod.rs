@@ -24,9 +24,10 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 
-use crate::analysis::{self, Models, Severity, Thresholds};
+use crate::analysis::{self, Models, ReadTests, Severity, Thresholds};
 use crate::config::Config;
-use crate::extract::{self, Extraction, TestMethod};
+use crate::extract::{self, TestMethod};
+use crate::signals::Signals;
 use crate::files::{self, Skipped, SourceFile};
 use crate::index::Index;
 use crate::language::Language;
@@ -172,7 +173,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
             loaded
                 .par_iter()
                 .map(|loaded| match loaded {
-                    Loaded::Tests(_, extraction) => workspace::tally(&extraction.tests),
+                    Loaded::Tests(file, read) => workspace::tally(file.language, &read.signals),
                     Loaded::Done(_) => Prevalence::default(),
                 })
                 .reduce(Prevalence::default, Prevalence::merged)
@@ -185,8 +186,8 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         .zip(loaded)
         .map(|(target, loaded)| {
             let outcome = match loaded {
-                Loaded::Tests(file, extraction) => {
-                    judge_file(target, file, extraction, &models, &settings).map(Some)
+                Loaded::Tests(file, read) => {
+                    judge_file(target, file, read, &models, &settings).map(Some)
                 }
                 Loaded::Done(outcome) => Ok(outcome),
             };
@@ -431,7 +432,7 @@ impl ModelSet {
 /// A file read and its tests found, or what became of it when it cannot be judged (`None`: a
 /// file of a change that is not Java, Python or Rust after all, not worth a word).
 enum Loaded {
-    Tests(SourceFile, Extraction),
+    Tests(SourceFile, ReadTests),
     Done(Option<FileOutcome>),
 }
 
@@ -471,21 +472,24 @@ fn load_file(target: &Target) -> Loaded {
             "not valid UTF-8 (convert it to UTF-8 to have it checked)".to_string(),
         )));
     }
-    let extraction = extract::extract_tests(file.language, &target.relative, &file.text);
-    Loaded::Tests(file, extraction)
+    let read = analysis::read_tests(file.language, &target.relative, &file.text);
+    Loaded::Tests(file, read)
 }
 
 /// Judges one file's tests: all of them, or those its change adds or modifies.
 fn judge_file(
     target: &Target,
     file: SourceFile,
-    extraction: Extraction,
+    read: ReadTests,
     models: &ModelSet,
     settings: &Settings,
 ) -> Result<FileOutcome> {
-    let has_syntax_errors = extraction.has_syntax_errors;
-    let before = extraction.tests.len();
-    let tests = changed_tests(extraction.tests, file.language, target);
+    let has_syntax_errors = read.has_syntax_errors;
+    let before = read.tests.len();
+    let (tests, signals): (Vec<TestMethod>, Vec<Signals>) =
+        changed_tests(read.tests.into_iter().zip(read.signals).collect(), file.language, target)
+            .into_iter()
+            .unzip();
     let unchanged_tests = before - tests.len();
     let judged = tests.len();
     let models = models.for_language(file.language)?;
@@ -494,14 +498,7 @@ fn judge_file(
         warning: settings.warning,
         information: settings.sigma,
     };
-    let reports = analysis::judge_tests(
-        &models,
-        &thresholds,
-        Extraction {
-            tests,
-            has_syntax_errors,
-        },
-    );
+    let reports = analysis::judge_tests(&models, &thresholds, tests, &signals);
     let lines = LineIndex::new(&file.text);
     let position = |offset: usize| {
         let (line, column) = lines.position(&file.text, offset, ColumnUnit::Char);
@@ -532,14 +529,7 @@ fn judge_file(
                     Severity::Information
                 },
                 category: prediction.category,
-                signals: prediction
-                    .signals
-                    .into_iter()
-                    .map(|hit| {
-                        let line = position(report.test.range.start + hit.offset).line;
-                        (hit, line)
-                    })
-                    .collect(),
+                signals: prediction.signals,
                 shared_tokens: prediction.shared_tokens,
                 neighbors: prediction.neighbors,
             }
@@ -556,7 +546,11 @@ fn judge_file(
 
 /// The tests a change adds or modifies: a test is changed when its id is new or its
 /// whitespace-normalised code differs from the base version's test with the same id.
-fn changed_tests(tests: Vec<TestMethod>, language: Language, target: &Target) -> Vec<TestMethod> {
+fn changed_tests<T>(
+    tests: Vec<(TestMethod, T)>,
+    language: Language,
+    target: &Target,
+) -> Vec<(TestMethod, T)> {
     let previous = match &target.base {
         Base::None | Base::Added => return tests,
         Base::Previous(Blob::Content(bytes)) => bytes,
@@ -573,7 +567,7 @@ fn changed_tests(tests: Vec<TestMethod>, language: Language, target: &Target) ->
             .collect();
     tests
         .into_iter()
-        .filter(|test| {
+        .filter(|(test, _)| {
             !before.contains(&(test.id.clone(), crate::dataset::normalised_code(&test.code)))
         })
         .collect()
@@ -791,9 +785,14 @@ mod tests {
             "def test_same():\n    assert 1 == 1\n\ndef test_edited():\n    assert f() == 2\n";
         let after = "def test_same():\n    assert  1 ==\t1\n\ndef test_edited():\n    assert f() == 3\n\ndef test_added():\n    pass\n";
         let previous = || Base::Previous(Blob::Content(before.as_bytes().to_vec()));
-        let tests = extract::extract_tests(Language::Python, "tests/test_a.py", after).tests;
+        let tests: Vec<(TestMethod, ())> =
+            extract::extract_tests(Language::Python, "tests/test_a.py", after)
+                .tests
+                .into_iter()
+                .map(|test| (test, ()))
+                .collect();
         let changed = changed_tests(tests.clone(), Language::Python, &target(previous()));
-        let names: Vec<&str> = changed.iter().map(|test| test.name.as_str()).collect();
+        let names: Vec<&str> = changed.iter().map(|(test, _)| test.name.as_str()).collect();
         // Whitespace alone does not change a test.
         assert_eq!(names, ["test_edited", "test_added"]);
         assert_eq!(

@@ -48,7 +48,7 @@ pub struct Finding {
     pub severity: Severity,
     pub category: Option<Category>,
     /// Catalogue signals that speak for flakiness, strongest first, with the line of each.
-    pub signals: Vec<(SignalHit, u32)>,
+    pub signals: Vec<SignalHit>,
     /// Tokens shared with the flaky neighbours, most telling first.
     pub shared_tokens: Vec<String>,
     /// The k nearest labelled tests, nearest first.

@@ -60,10 +60,19 @@ struct TestVerdict {
 
 #[derive(Debug, Serialize)]
 struct SignalView {
+    id: &'static str,
     name: &'static str,
     category: Category,
     text: String,
     line: u32,
+    context: Option<ContextView>,
+}
+
+#[derive(Debug, Serialize)]
+struct ContextView {
+    kind: String,
+    name: String,
+    path: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -151,16 +160,15 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                     .signals
                     .into_iter()
                     .map(|hit| SignalView {
-                        name: hit.name,
+                        id: hit.id,
+                        name: hit.message,
                         category: hit.category,
-                        line: lines
-                            .position(
-                                &file.text,
-                                report.test.range.start + hit.offset,
-                                ColumnUnit::Char,
-                            )
-                            .0
-                            + 1,
+                        line: hit.line,
+                        context: hit.context().map(|context| ContextView {
+                            kind: context.kind.to_string(),
+                            name: context.name.to_string(),
+                            path: context.path.map(str::to_string),
+                        }),
                         text: hit.text,
                     })
                     .collect(),

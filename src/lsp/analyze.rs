@@ -16,6 +16,7 @@ use crate::lsp::diagnostics;
 use crate::lsp::position::{PositionEncoding, TextLines};
 use crate::lsp::session::Session;
 use crate::predict::{Neighbor, Prediction};
+use crate::signals::{SignalHit, Signals};
 
 /// What the models say about one test's code, and where its workspace neighbours are.
 #[derive(Debug)]
@@ -57,14 +58,19 @@ impl Analysis {
     }
 }
 
-/// Predictions of one document by test code. A keystroke changes one test's code, so every
-/// other test is a hit; tests that disappear from the document leave the cache with it.
+/// Predictions of one document by test code and the signals of the test and what it runs. A
+/// keystroke changes one test's code (or the set-up or helper of a few), so every other test is
+/// a hit; tests that disappear from the document leave the cache with it.
 #[derive(Debug, Default)]
 pub struct PredictionCache {
     /// The session generation the predictions were made in; older ones are stale.
     generation: u64,
-    by_code: HashMap<String, Arc<Judged>>,
+    by_code: HashMap<CacheKey, Arc<Judged>>,
 }
+
+/// A test's code and the prior's features of its signals: what a prediction depends on. Where
+/// the signals are (their lines) does not change it, only the evidence shown.
+type CacheKey = (String, Vec<&'static str>);
 
 /// A document as it was when its analysis started.
 struct Snapshot {
@@ -319,14 +325,24 @@ fn take_snapshot(session: &Session, uri: &Uri) -> Option<Result<Snapshot, Skip>>
 fn judge_snapshot(session: &Session, snapshot: Snapshot, context: &Context) -> Outcome {
     let language = snapshot.language;
     let tree = extract::parse(language, &snapshot.text, snapshot.tree.as_ref());
-    let extraction = match &tree {
-        Some(tree) => extract::extract_tests_from_tree(
-            language,
-            &snapshot.relative_path,
-            &snapshot.text,
-            tree,
-        ),
-        None => extract::Extraction::default(),
+    let (extraction, signals) = match &tree {
+        Some(tree) => {
+            let extraction = extract::extract_tests_from_tree(
+                language,
+                &snapshot.relative_path,
+                &snapshot.text,
+                tree,
+            );
+            let file = analysis::SourceTree::new(
+                language,
+                &snapshot.relative_path,
+                &snapshot.text,
+                tree,
+            );
+            let signals = analysis::signals_of(&file, &extraction.tests);
+            (extraction, signals)
+        }
+        None => (extract::Extraction::default(), Vec::new()),
     };
     let mut cache = snapshot
         .cache
@@ -340,21 +356,20 @@ fn judge_snapshot(session: &Session, snapshot: Snapshot, context: &Context) -> O
     let tests: Vec<JudgedTest> = extraction
         .tests
         .into_iter()
-        .map(|test| {
-            let judged = match cache
-                .by_code
-                .get(&test.code)
-                .or_else(|| kept.get(&test.code))
-            {
-                Some(judged) => Arc::clone(judged),
+        .zip(signals)
+        .map(|(test, signals)| {
+            let key = (test.code.clone(), signals.features());
+            let judged = match cache.by_code.get(&key).or_else(|| kept.get(&key)) {
+                Some(judged) => moved(judged, &signals),
                 None => Arc::new(Judged::new(analysis::judge(
                     &context.models,
                     &context.thresholds,
                     language,
                     &test.code,
+                    &signals,
                 ))),
             };
-            kept.insert(test.code.clone(), judged.clone());
+            kept.insert(key, judged.clone());
             let severity = if test.ignored {
                 None
             } else {
@@ -400,6 +415,24 @@ fn judge_snapshot(session: &Session, snapshot: Snapshot, context: &Context) -> O
         }),
         tree,
     }
+}
+
+/// A cached judgement with its evidence at the lines where the signals are now: a line added
+/// above a test moves its signals without changing its prediction.
+fn moved(judged: &Arc<Judged>, signals: &Signals) -> Arc<Judged> {
+    let evidence: Vec<SignalHit> = judged
+        .prediction
+        .signals
+        .iter()
+        .filter_map(|old| signals.risks.iter().find(|hit| hit.id == old.id).cloned())
+        .collect();
+    if evidence == judged.prediction.signals {
+        return Arc::clone(judged);
+    }
+    Arc::new(Judged::new(Prediction {
+        signals: evidence,
+        ..judged.prediction.clone()
+    }))
 }
 
 /// Finds where workspace neighbours live: in an open document when there is one, else on disk.

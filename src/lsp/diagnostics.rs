@@ -13,6 +13,7 @@ use crate::index::Origin;
 use crate::lsp::analyze::JudgedTest;
 use crate::lsp::position::{PositionEncoding, TextLines};
 use crate::predict::{Neighbor, Prediction};
+use crate::signals::{SignalContext, SignalHit};
 
 pub const SOURCE: &str = "flakesense";
 
@@ -73,7 +74,7 @@ pub fn message(test_id: &str, prediction: &Prediction) -> String {
         .signals
         .iter()
         .take(SIGNALS_IN_MESSAGE)
-        .map(|hit| format!("{} `{}`", hit.name, hit.text))
+        .map(SignalHit::evidence)
         .collect();
     if !signals.is_empty() {
         message.push_str(": ");
@@ -164,9 +165,13 @@ pub struct Evidence<'a> {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SignalEvidence<'a> {
+    pub id: &'a str,
     pub name: &'a str,
     pub category: Category,
     pub text: &'a str,
+    pub line: u32,
+    /// Where in what the test runs, when not in its own code.
+    pub context: Option<SignalContext<'a>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -209,9 +214,12 @@ impl<'a> Evidence<'a> {
                 .signals
                 .iter()
                 .map(|hit| SignalEvidence {
-                    name: hit.name,
+                    id: hit.id,
+                    name: hit.message,
                     category: hit.category,
                     text: &hit.text,
+                    line: hit.line,
+                    context: hit.context(),
                 })
                 .collect(),
             signal_score: prediction.prior_score,
@@ -276,16 +284,19 @@ mod tests {
     #[test]
     fn signals_lead_the_reason_when_there_are_some() {
         let mut with_signal = prediction(vec![neighbor("n", false, 0.5, Origin::Dataset)]);
-        with_signal.signals = vec![crate::signals::SignalHit {
+        with_signal.signals = vec![SignalHit {
+            id: "fixed-sleep",
+            feature: "fixed-sleep",
             category: Category::AsyncWait,
-            name: "fixed sleep",
-            text: "Thread.sleep".to_string(),
-            offset: 10,
+            message: "fixed sleep",
+            text: "Thread.sleep(50)".to_string(),
+            line: 4,
+            place: crate::signals::Place::Test,
         }];
         assert_eq!(
             message("T#t", &with_signal),
-            "likely flaky (0.93, async-wait): fixed sleep `Thread.sleep`; 0 of 1 nearest known tests \
-             are flaky; shares thread.sleep, countdownlatch, await"
+            "likely flaky (0.93, async-wait): fixed sleep `Thread.sleep(50)` (line 4); 0 of 1 \
+             nearest known tests are flaky; shares thread.sleep, countdownlatch, await"
         );
     }
 

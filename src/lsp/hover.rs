@@ -51,15 +51,9 @@ pub fn markdown(judged_test: &JudgedTest) -> String {
     }
     text.push_str("\n\n");
     if !prediction.signals.is_empty() {
-        text.push_str("Flakiness signals in this test:\n\n");
+        text.push_str("Flakiness signals in this test and what it runs:\n\n");
         for hit in &prediction.signals {
-            let _ = writeln!(
-                text,
-                "- {} (`{}`): `{}`",
-                hit.name,
-                hit.category,
-                hit.text.replace('`', "'")
-            );
+            let _ = writeln!(text, "- {} ({})", hit.evidence(), hit.category);
         }
         text.push('\n');
     }

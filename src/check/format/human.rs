@@ -49,8 +49,8 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
             verdict(finding.category),
             palette.bold(&format!("{:.2}", finding.score)),
         )?;
-        for (hit, line) in finding.signals.iter().take(SIGNALS_SHOWN) {
-            writeln!(out, "  signal: {} `{}` (line {line})", hit.name, hit.text)?;
+        for hit in finding.signals.iter().take(SIGNALS_SHOWN) {
+            writeln!(out, "  signal: {}", hit.evidence())?;
         }
         let evidence: Vec<_> = flaky_neighbors(finding).collect();
         if !evidence.is_empty() {

@@ -10,6 +10,7 @@ use super::hint;
 use crate::analysis::Severity;
 use crate::category::Category;
 use crate::language::Language;
+use crate::signals::SignalContext;
 
 /// Raised when a field is removed or changes meaning.
 const SCHEMA_VERSION: u32 = 1;
@@ -60,10 +61,12 @@ struct FindingView<'a> {
 
 #[derive(Serialize)]
 struct SignalView<'a> {
+    id: &'a str,
     name: &'a str,
     category: Category,
     text: &'a str,
     line: u32,
+    context: Option<SignalContext<'a>>,
 }
 
 #[derive(Serialize)]
@@ -158,11 +161,13 @@ fn finding_view(finding: &Finding) -> FindingView<'_> {
         signals: finding
             .signals
             .iter()
-            .map(|(hit, line)| SignalView {
-                name: hit.name,
+            .map(|hit| SignalView {
+                id: hit.id,
+                name: hit.message,
                 category: hit.category,
                 text: &hit.text,
-                line: *line,
+                line: hit.line,
+                context: hit.context(),
             })
             .collect(),
         shared_tokens: &finding.shared_tokens,

@@ -12,6 +12,7 @@ use anyhow::Result;
 use super::{Changes, Finding, Format, Report};
 use crate::category::Category;
 use crate::predict::Neighbor;
+use crate::signals::SignalHit;
 
 /// How many flaky neighbours the human, SARIF and GitHub formats name as evidence; JSON lists
 /// all k neighbours.
@@ -66,7 +67,7 @@ fn message(finding: &Finding, separator: &str) -> String {
         .signals
         .iter()
         .take(SIGNALS_SHOWN)
-        .map(|(hit, line)| format!("{} `{}` (line {line})", hit.name, hit.text))
+        .map(SignalHit::evidence)
         .collect();
     if !signals.is_empty() {
         sentences.push(format!("Signals: {}.", signals.join(", ")));

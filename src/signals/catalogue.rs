@@ -1,0 +1,262 @@
+//! The catalogue as data: one entry per signal in `grammars/signals/<language>.toml`, with its
+//! stable id, category, message, documentation, tree-sitter query, the conditions on the values
+//! it captures, and examples that must and must not match. Adding a signal means adding an entry.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::Deserialize;
+use tree_sitter::Query;
+
+use crate::category::Category;
+use crate::language::Language;
+
+/// Whether an entry speaks for flakiness or against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A risk: evidence of flakiness, shown to users.
+    Risk,
+    /// A mitigation (mocks, a frozen clock, a seeded generator): the prior reads it, users never
+    /// see it as evidence.
+    Mitigation,
+}
+
+/// One signal of the catalogue, as written in its TOML file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Entry {
+    /// Stable within a language: models key their weights on it, never on the message.
+    pub id: String,
+    /// The cause it points to; mitigations have none.
+    #[serde(default, deserialize_with = "category")]
+    pub category: Option<Category>,
+    /// What a user reads next to the matched code: "fixed sleep".
+    pub message: String,
+    /// What it matches.
+    pub what: String,
+    /// Why it makes tests flaky, with the study behind it.
+    pub why: String,
+    /// How to fix it (risks) or why it helps (mitigations).
+    pub fix: String,
+    /// The tree-sitter query. It must capture the reported node as `@hit`; the captures named in
+    /// [`crate::signals`] (`@duration`, `@unit`, `@port`, `@address`, `@receiver`,
+    /// `@hash-receiver`) add conditions on values.
+    pub query: String,
+    /// The unit of a bare number captured as `@duration`: `ns`, `us`, `ms`, `s` or `min`.
+    #[serde(default)]
+    pub unit: Option<String>,
+    /// A duration shorter than this does not match (a sleep of zero only yields); an unknown
+    /// duration passes.
+    #[serde(default)]
+    pub min_ms: Option<f64>,
+    /// A duration longer than this does not match (a generous timeout is not tight); an unknown
+    /// duration fails.
+    #[serde(default)]
+    pub max_ms: Option<f64>,
+    /// Node kinds the hit must not be inside (a platform check in a `skipif` decorator states
+    /// the condition instead of depending on it).
+    #[serde(default)]
+    pub not_inside: Vec<String>,
+    /// A regular expression on the names of calls the hit must not be an argument of (a URL
+    /// compared in an assertion is not fetched).
+    #[serde(default)]
+    pub not_inside_call: Option<String>,
+    /// Code that must match, each a whole test (Java: a method, wrapped in a class for parsing).
+    #[serde(default)]
+    pub matches: Vec<String>,
+    /// Code that must not match.
+    #[serde(default)]
+    pub ignores: Vec<String>,
+    #[serde(skip)]
+    pub kind: Option<Kind>,
+    /// The prior's feature for a hit found only in a test's context: `fixed-sleep@context`.
+    #[serde(skip)]
+    pub context_feature: String,
+    #[serde(skip)]
+    pub not_inside_call_regex: Option<Regex>,
+}
+
+impl Entry {
+    pub fn kind(&self) -> Kind {
+        self.kind.unwrap_or(Kind::Risk)
+    }
+}
+
+/// A fact query: names bound to values, mocks, hash-ordered collections.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FactEntry {
+    pub fact: Fact,
+    /// Captures `@name`, and `@value` for a binding.
+    pub query: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fact {
+    Binding,
+    Mock,
+    HashCollection,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    fact: Vec<FactEntry>,
+    #[serde(default)]
+    signal: Vec<Entry>,
+    #[serde(default)]
+    mitigation: Vec<Entry>,
+}
+
+fn category<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Category>, D::Error> {
+    let name = String::deserialize(deserializer)?;
+    Category::from_name(&name)
+        .map(Some)
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown category {name:?}")))
+}
+
+/// A language's catalogue, compiled: its entries (risks first, in file order, then mitigations)
+/// and one query holding every pattern, so a file is walked once.
+#[derive(Debug)]
+pub struct Catalogue {
+    pub language: Language,
+    pub entries: Vec<Entry>,
+    pub query: Query,
+    /// The entry of each pattern of `query`.
+    pub pattern_entry: Vec<usize>,
+    pub facts: Query,
+    /// The fact of each pattern of `facts`.
+    pub pattern_fact: Vec<Fact>,
+}
+
+fn source_of(language: Language) -> &'static str {
+    match language {
+        Language::Java => include_str!("../../grammars/signals/java.toml"),
+        Language::Python => include_str!("../../grammars/signals/python.toml"),
+        Language::Rust => include_str!("../../grammars/signals/rust.toml"),
+    }
+}
+
+/// The catalogue of `language`, compiled on first use. The files are part of the binary, and
+/// `every_catalogue_compiles` guards them.
+pub fn catalogue(language: Language) -> &'static Catalogue {
+    static JAVA: OnceLock<Catalogue> = OnceLock::new();
+    static PYTHON: OnceLock<Catalogue> = OnceLock::new();
+    static RUST: OnceLock<Catalogue> = OnceLock::new();
+    let cell = match language {
+        Language::Java => &JAVA,
+        Language::Python => &PYTHON,
+        Language::Rust => &RUST,
+    };
+    cell.get_or_init(|| compile(language).unwrap_or_else(|error| panic!("{error}")))
+}
+
+/// Compiles a catalogue file, checking what a query cannot say about itself.
+pub fn compile(language: Language) -> Result<Catalogue, String> {
+    let where_ = format!("grammars/signals/{language}.toml");
+    let file: File =
+        toml::from_str(source_of(language)).map_err(|error| format!("{where_}: {error}"))?;
+    let mut entries = Vec::new();
+    for (kind, list) in [(Kind::Risk, file.signal), (Kind::Mitigation, file.mitigation)] {
+        for mut entry in list {
+            entry.kind = Some(kind);
+            entry.context_feature = format!("{}@context", entry.id);
+            if (kind == Kind::Risk) != entry.category.is_some() {
+                return Err(format!(
+                    "{where_}: {} must have a category if and only if it is a signal",
+                    entry.id
+                ));
+            }
+            if let Some(unit) = &entry.unit
+                && super::values::default_unit_ms(unit).is_none()
+            {
+                return Err(format!("{where_}: {}: unknown unit {unit:?}", entry.id));
+            }
+            entry.not_inside_call_regex = match &entry.not_inside_call {
+                Some(pattern) => Some(
+                    Regex::new(pattern)
+                        .map_err(|error| format!("{where_}: {}: {error}", entry.id))?,
+                ),
+                None => None,
+            };
+            entries.push(entry);
+        }
+    }
+    let mut ids: Vec<&str> = entries.iter().map(|entry| entry.id.as_str()).collect();
+    ids.sort_unstable();
+    if let Some(pair) = ids.windows(2).find(|pair| pair[0] == pair[1]) {
+        return Err(format!("{where_}: the id {} is used twice", pair[0]));
+    }
+    let grammar = language.grammar();
+    let mut combined = String::new();
+    let mut pattern_entry = Vec::new();
+    for (position, entry) in entries.iter().enumerate() {
+        let alone = Query::new(&grammar, &entry.query)
+            .map_err(|error| format!("{where_}: {}: {error}", entry.id))?;
+        if alone.capture_index_for_name("hit").is_none() {
+            return Err(format!("{where_}: {} captures no @hit", entry.id));
+        }
+        if let Some(unknown) = alone
+            .capture_names()
+            .iter()
+            .find(|name| !name.starts_with('_') && !super::CAPTURES.contains(name))
+        {
+            return Err(format!(
+                "{where_}: {} uses an unknown capture @{unknown}",
+                entry.id
+            ));
+        }
+        pattern_entry.extend(std::iter::repeat_n(position, alone.pattern_count()));
+        combined.push_str(&entry.query);
+        combined.push('\n');
+    }
+    let query =
+        Query::new(&grammar, &combined).map_err(|error| format!("{where_}: {error}"))?;
+    let mut facts_source = String::new();
+    let mut pattern_fact = Vec::new();
+    for fact in &file.fact {
+        let alone = Query::new(&grammar, &fact.query)
+            .map_err(|error| format!("{where_}: fact {:?}: {error}", fact.fact))?;
+        if alone.capture_index_for_name("name").is_none()
+            || (fact.fact == Fact::Binding) != alone.capture_index_for_name("value").is_some()
+        {
+            return Err(format!(
+                "{where_}: a {:?} fact captures @name (and @value for a binding)",
+                fact.fact
+            ));
+        }
+        pattern_fact.extend(std::iter::repeat_n(fact.fact, alone.pattern_count()));
+        facts_source.push_str(&fact.query);
+        facts_source.push('\n');
+    }
+    let facts =
+        Query::new(&grammar, &facts_source).map_err(|error| format!("{where_}: {error}"))?;
+    Ok(Catalogue {
+        language,
+        entries,
+        query,
+        pattern_entry,
+        facts,
+        pattern_fact,
+    })
+}
+
+impl Catalogue {
+    pub fn risks(&self) -> impl Iterator<Item = &Entry> {
+        self.entries
+            .iter()
+            .filter(|entry| entry.kind() == Kind::Risk)
+    }
+
+    pub fn mitigations(&self) -> impl Iterator<Item = &Entry> {
+        self.entries
+            .iter()
+            .filter(|entry| entry.kind() == Kind::Mitigation)
+    }
+
+    pub fn entry(&self, id: &str) -> Option<&Entry> {
+        self.entries.iter().find(|entry| entry.id == id)
+    }
+}

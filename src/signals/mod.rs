@@ -1,0 +1,265 @@
+//! The catalogue of static flakiness signals: code that research links to each cause of
+//! flakiness (Luo et al.'s taxonomy and the studies after it; see the design notes), read from
+//! the syntax tree with its values, never from comments or words. On projects a model has never
+//! seen, signals carry more information than raw token similarity, and they are the clearest
+//! explanation to show a user. Mitigations (mocks, a frozen clock) are matched too: they count
+//! against flakiness and are never shown.
+//!
+//! Each signal is one entry of `grammars/signals/<language>.toml` ([`catalogue`]): a stable id,
+//! a category, a message, its documentation, a tree-sitter query and examples. A query captures
+//! the reported node as `@hit`; these captures add conditions on values ([`scan`]):
+//!
+//! - `@duration`: a duration (a number in the entry's `unit`, or a duration built with its own
+//!   unit, or a name bound to one) that must lie within the entry's `min-ms` and `max-ms`;
+//!   `@duration.ms` and `@duration.s` fix the unit of a bare number for one pattern, and `@unit`
+//!   overrides it (`TimeUnit.SECONDS`);
+//! - `@target`: where a connection goes, which must not be known to be local;
+//! - `@port`: a number from 1 to 65535, or a local address with such a port;
+//! - `@address`: a string (or a name bound to one) naming a host that is not local;
+//! - `@receiver`: the object a call is made on, which must not be a mock;
+//! - `@hash-receiver`: the object a call is made on, which must hold a hash-ordered collection.
+
+pub mod catalogue;
+mod scan;
+#[cfg(test)]
+mod tests;
+mod values;
+
+use std::ops::Range;
+
+pub use catalogue::{Catalogue, Kind, catalogue};
+pub use scan::{FileScan, Hit, scan};
+
+use crate::category::Category;
+use crate::language::Language;
+
+/// The captures a catalogue query may use besides those starting with `_`.
+pub const CAPTURES: [&str; 10] = [
+    "hit",
+    "duration",
+    "duration.ms",
+    "duration.s",
+    "unit",
+    "target",
+    "port",
+    "address",
+    "receiver",
+    "hash-receiver",
+];
+
+/// Where a signal was found: in the test's own code, or in what it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    Test,
+    Context {
+        /// What the code is to the test: "set-up", "fixture", "helper", ...
+        kind: &'static str,
+        /// Its name: `setUp`, `server`, `startServer`.
+        name: String,
+        /// The file it lives in when that is not the test's own (a `conftest.py`).
+        path: Option<String>,
+    },
+}
+
+/// A place where code matches a catalogue entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignalHit {
+    /// The entry's stable id, unique within its language.
+    pub id: &'static str,
+    /// What a signal prior keys on: the id when the hit is in the test's own code, the id's
+    /// context feature (`fixed-sleep@context`) when it is only in what the test runs: set-up
+    /// shared by every test of a class says less about each of them than the test's own sleep.
+    pub feature: &'static str,
+    pub category: Category,
+    /// What it means, shown to users: "fixed sleep".
+    pub message: &'static str,
+    /// The matched code, e.g. `Thread.sleep(500)`.
+    pub text: String,
+    /// The line, from 1, in the file the code lives in.
+    pub line: u32,
+    pub place: Place,
+}
+
+impl SignalHit {
+    /// Where the hit is, as evidence reads it: "in set-up `setUp` (line 12)", or "line 12" for
+    /// the test's own code.
+    pub fn whereabouts(&self) -> String {
+        match &self.place {
+            Place::Test => format!("line {}", self.line),
+            Place::Context { kind, name, path } => match path {
+                Some(path) => format!("in {kind} `{name}` ({path}:{})", self.line),
+                None => format!("in {kind} `{name}` (line {})", self.line),
+            },
+        }
+    }
+
+    /// The hit as every output shows it: "fixed sleep `Thread.sleep(500)` (line 12)", "fixed
+    /// sleep `Thread.sleep(500)` in set-up `setUp` (line 12)".
+    pub fn evidence(&self) -> String {
+        let text = self.text.replace('`', "'");
+        match self.place {
+            Place::Test => format!("{} `{text}` ({})", self.message, self.whereabouts()),
+            Place::Context { .. } => format!("{} `{text}` {}", self.message, self.whereabouts()),
+        }
+    }
+
+    /// What the hit's place is, for machine-readable output: `None` for the test's own code.
+    pub fn context(&self) -> Option<SignalContext<'_>> {
+        match &self.place {
+            Place::Test => None,
+            Place::Context { kind, name, path } => Some(SignalContext {
+                kind,
+                name,
+                path: path.as_deref(),
+            }),
+        }
+    }
+}
+
+/// Where in a test's context a signal was found, as JSON shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct SignalContext<'a> {
+    pub kind: &'a str,
+    pub name: &'a str,
+    /// The file, when it is not the test's own.
+    pub path: Option<&'a str>,
+}
+
+/// What the catalogue finds in a test and what it runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Signals {
+    /// Risks, at most one hit per entry (so a test that sleeps ten times is not ten times as
+    /// suspicious): in the test's own code when there, else in the nearest context.
+    pub risks: Vec<SignalHit>,
+    /// Ids of the mitigations found.
+    pub mitigations: Vec<&'static str>,
+}
+
+impl Signals {
+    /// The features a signal prior reads: each risk's [`SignalHit::feature`] and each
+    /// mitigation's id.
+    pub fn features(&self) -> Vec<&'static str> {
+        self.risks
+            .iter()
+            .map(|hit| hit.feature)
+            .chain(self.mitigations.iter().copied())
+            .collect()
+    }
+}
+
+/// A stretch of a scanned file that a test runs.
+#[derive(Debug, Clone)]
+pub struct Region<'a> {
+    pub scan: &'a FileScan,
+    pub range: Range<usize>,
+    /// `Place::Test` for the test's own code.
+    pub place: Place,
+}
+
+/// What the catalogue finds in a test (the first region) and what it runs (the others,
+/// nearest first).
+pub fn detect_regions(language: Language, regions: &[Region<'_>]) -> Signals {
+    let catalogue = catalogue(language);
+    let mut signals = Signals::default();
+    for region in regions {
+        for hit in region.scan.within(region.range.clone()) {
+            let entry = &catalogue.entries[hit.entry];
+            match entry.kind() {
+                Kind::Risk => {
+                    if signals.risks.iter().any(|found| found.id == entry.id) {
+                        continue;
+                    }
+                    let Some(category) = entry.category else {
+                        continue;
+                    };
+                    let feature = match region.place {
+                        Place::Test => &entry.id,
+                        Place::Context { .. } => &entry.context_feature,
+                    };
+                    signals.risks.push(SignalHit {
+                        id: &entry.id,
+                        feature,
+                        category,
+                        message: &entry.message,
+                        text: hit.text.clone(),
+                        line: hit.line,
+                        place: region.place.clone(),
+                    });
+                }
+                Kind::Mitigation => {
+                    if !signals.mitigations.contains(&entry.id.as_str()) {
+                        signals.mitigations.push(&entry.id);
+                    }
+                }
+            }
+        }
+    }
+    // Catalogue order, so features and evidence do not depend on where in the code a hit is.
+    let position = |id: &str| catalogue.entries.iter().position(|entry| entry.id == id);
+    signals.risks.sort_by_key(|hit| position(hit.id));
+    signals.mitigations.sort_by_key(|id| position(id));
+    signals
+}
+
+/// How a snippet of one test's code (a method out of its file, as the labelled data holds it) is
+/// made a file the grammar parses: Java methods need a class around them.
+fn snippet_file(language: Language, code: &str) -> (String, usize) {
+    match language {
+        Language::Java => {
+            let prefix = "class FlakesenseSnippet {\n";
+            (format!("{prefix}{code}\n}}\n"), prefix.len())
+        }
+        Language::Python | Language::Rust => (code.to_string(), 0),
+    }
+}
+
+/// What the catalogue finds in one test's code alone, without its file: the labelled data holds
+/// test methods out of their files.
+pub fn detect(language: Language, code: &str) -> Signals {
+    let (file, start) = snippet_file(language, code);
+    let Some(tree) = crate::extract::parse(language, &file, None) else {
+        return Signals::default();
+    };
+    let scanned = scan(language, &file, &tree);
+    let mut signals = detect_regions(
+        language,
+        &[Region {
+            scan: &scanned,
+            range: start..start + code.len(),
+            place: Place::Test,
+        }],
+    );
+    // Lines count from the snippet's first line.
+    let shift = u32::from(start > 0);
+    for hit in &mut signals.risks {
+        hit.line = hit.line.saturating_sub(shift).max(1);
+    }
+    signals
+}
+
+/// A language's risks as `(id, category)`, in catalogue order.
+pub fn patterns(language: Language) -> impl Iterator<Item = (&'static str, Category)> {
+    catalogue(language)
+        .risks()
+        .filter_map(|entry| Some((entry.id.as_str(), entry.category?)))
+}
+
+/// The features of a signal prior for `language`: each risk's id, then each risk's context
+/// feature, then each mitigation's id. Unique within a language.
+pub fn feature_names(language: Language) -> Vec<&'static str> {
+    let catalogue = catalogue(language);
+    catalogue
+        .risks()
+        .map(|entry| entry.id.as_str())
+        .chain(catalogue.risks().map(|entry| entry.context_feature.as_str()))
+        .chain(catalogue.mitigations().map(|entry| entry.id.as_str()))
+        .collect()
+}
+
+/// The message of a language's entry, by id: what evidence shows for a feature.
+pub fn message(language: Language, id: &str) -> Option<&'static str> {
+    let id = id.strip_suffix("@context").unwrap_or(id);
+    catalogue(language)
+        .entry(id)
+        .map(|entry| entry.message.as_str())
+}

@@ -1,0 +1,454 @@
+//! Runs a language's catalogue over one parsed file: the fact queries first (names and their
+//! values, mocks, hash collections), then every signal's pattern, keeping the matches whose
+//! values meet the entry's conditions. Rust macro bodies, which tree-sitter leaves as token
+//! trees, are parsed again as code so that `assert!(start.elapsed() < ...)` is read too.
+
+use std::ops::{ControlFlow, Range};
+use std::time::{Duration, Instant};
+
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Node, QueryCursor, QueryCursorOptions, QueryMatch, Tree};
+
+use super::catalogue::{Catalogue, Entry, Fact, catalogue};
+use super::values::{self, Facts, text_of};
+use crate::language::Language;
+
+/// One file's work is bounded: queries stop after this long (a pathological file yields the
+/// signals found so far, never a hang).
+const QUERY_BUDGET: Duration = Duration::from_millis(500);
+/// Macro bodies parsed again, per file, and how deep macros inside macros are followed.
+const MAX_MACRO_BODIES: usize = 4_000;
+const MAX_MACRO_DEPTH: u8 = 3;
+/// A macro body longer than this is left as tokens (generated tables, embedded data).
+const MAX_MACRO_BYTES: usize = 64 * 1024;
+
+/// A match of a catalogue entry in a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The entry's position in its catalogue.
+    pub entry: usize,
+    /// Byte range of the matched code in the file.
+    pub range: Range<usize>,
+    /// The line of its start in the file, from 1.
+    pub line: u32,
+    /// The matched code as shown to a user: its first line, shortened.
+    pub text: String,
+}
+
+/// Every match of a language's catalogue in one file, sorted by position.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileScan {
+    pub hits: Vec<Hit>,
+}
+
+impl FileScan {
+    /// The matches inside a byte range of the file.
+    pub fn within(&self, range: Range<usize>) -> impl Iterator<Item = &Hit> {
+        let first = self.hits.partition_point(|hit| hit.range.start < range.start);
+        self.hits[first..]
+            .iter()
+            .take_while(move |hit| hit.range.start < range.end)
+            .filter(move |hit| hit.range.end <= range.end)
+    }
+}
+
+/// Finds every match of the catalogue of `language` in a parsed file.
+pub fn scan(language: Language, source: &str, tree: &Tree) -> FileScan {
+    let catalogue = catalogue(language);
+    let deadline = Instant::now() + QUERY_BUDGET;
+    let root = tree.root_node();
+    let facts = facts(catalogue, root, source, deadline);
+    let mut hits = Vec::new();
+    let whole = Part {
+        text: source,
+        root,
+        prefix: 0,
+        start_in_file: 0,
+        first_row_in_file: 0,
+        invocation: None,
+    };
+    matches(catalogue, &whole, &facts, deadline, &mut hits);
+    if language == Language::Rust {
+        let mut budget = MAX_MACRO_BODIES;
+        expand_macros(catalogue, &whole, &facts, deadline, 0, &mut budget, &mut hits);
+    }
+    hits.sort_by(|a, b| {
+        (a.range.start, a.range.end, a.entry).cmp(&(b.range.start, b.range.end, b.entry))
+    });
+    hits.dedup();
+    FileScan { hits }
+}
+
+/// A parsed piece of a file: the file itself, or a macro body parsed on its own, whose text is
+/// `prefix` bytes of wrapping (one line) followed by the file's bytes from `start_in_file`, which
+/// lie on the file's row `first_row_in_file`.
+struct Part<'a> {
+    text: &'a str,
+    root: Node<'a>,
+    prefix: usize,
+    start_in_file: usize,
+    first_row_in_file: usize,
+    /// For a macro body: the whole invocation in the file, with its line and text, which a match
+    /// that covers the wrapping (`assert(...)` standing for `assert!(...)`) reports instead.
+    invocation: Option<(Range<usize>, u32, &'a str)>,
+}
+
+impl Part<'_> {
+    /// Where a range of this part lies in the file; `None` for the wrapping.
+    fn in_file(&self, range: Range<usize>) -> Option<Range<usize>> {
+        let start = range.start.checked_sub(self.prefix)? + self.start_in_file;
+        let end = range.end.checked_sub(self.prefix)? + self.start_in_file;
+        Some(start..end)
+    }
+
+    /// The file's line, from 1, of a node of this part.
+    fn line(&self, node: Node<'_>) -> u32 {
+        let row = node.start_position().row;
+        let row = if self.prefix == 0 {
+            row
+        } else {
+            self.first_row_in_file + row.saturating_sub(1)
+        };
+        u32::try_from(row + 1).unwrap_or(u32::MAX)
+    }
+}
+
+fn with_budget<R>(
+    deadline: Instant,
+    run: impl FnOnce(QueryCursorOptions<'_>) -> R,
+) -> R {
+    let mut callback = |_: &tree_sitter::QueryCursorState| {
+        if Instant::now() > deadline {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    run(QueryCursorOptions::new().progress_callback(&mut callback))
+}
+
+fn facts<'tree>(
+    catalogue: &Catalogue,
+    root: Node<'tree>,
+    source: &'tree str,
+    deadline: Instant,
+) -> Facts<'tree> {
+    let mut facts = Facts {
+        text: source,
+        ..Facts::default()
+    };
+    let name_index = catalogue.facts.capture_index_for_name("name");
+    let value_index = catalogue.facts.capture_index_for_name("value");
+    with_budget(deadline, |options| {
+        let mut cursor = QueryCursor::new();
+        let mut found =
+            cursor.matches_with_options(&catalogue.facts, root, source.as_bytes(), options);
+        while let Some(found) = found.next() {
+            let capture = |index: Option<u32>| {
+                found
+                    .captures()
+                    .iter()
+                    .find(|capture| Some(capture.index) == index)
+                    .map(|capture| capture.node)
+            };
+            let Some(name) = capture(name_index) else {
+                continue;
+            };
+            let name = text_of(name, source);
+            match catalogue.pattern_fact[found.pattern_index] {
+                Fact::Binding => {
+                    if let Some(value) = capture(value_index) {
+                        facts.bindings.entry(name).or_insert(value);
+                    }
+                }
+                Fact::Mock => {
+                    facts.mocks.insert(name);
+                }
+                Fact::HashCollection => {
+                    facts.hash_collections.insert(name);
+                }
+            }
+        }
+    });
+    facts
+}
+
+fn matches(
+    catalogue: &Catalogue,
+    part: &Part<'_>,
+    facts: &Facts<'_>,
+    deadline: Instant,
+    hits: &mut Vec<Hit>,
+) {
+    with_budget(deadline, |options| {
+        let mut cursor = QueryCursor::new();
+        let mut found =
+            cursor.matches_with_options(&catalogue.query, part.root, part.text.as_bytes(), options);
+        while let Some(found) = found.next() {
+            let entry_index = catalogue.pattern_entry[found.pattern_index];
+            let entry = &catalogue.entries[entry_index];
+            let Some(hit) = accepted(catalogue, entry, found, part, facts) else {
+                continue;
+            };
+            match (part.in_file(hit.byte_range()), &part.invocation) {
+                (Some(range), _) => hits.push(Hit {
+                    entry: entry_index,
+                    range,
+                    line: part.line(hit),
+                    text: shown(text_of(hit, part.text)),
+                }),
+                (None, Some((range, line, text))) => hits.push(Hit {
+                    entry: entry_index,
+                    range: range.clone(),
+                    line: *line,
+                    text: shown(text),
+                }),
+                (None, None) => {}
+            }
+        }
+    });
+}
+
+/// The reported node of a match whose values meet its entry's conditions.
+fn accepted<'tree>(
+    catalogue: &Catalogue,
+    entry: &Entry,
+    found: &QueryMatch<'_, 'tree>,
+    part: &Part<'_>,
+    facts: &Facts<'_>,
+) -> Option<Node<'tree>> {
+    let names = catalogue.query.capture_names();
+    let text = part.text;
+    let mut hit = None;
+    let mut unit_override = None;
+    for capture in found.captures() {
+        if names[capture.index as usize] == "unit" {
+            unit_override = Some(values::unit_ms(text_of(capture.node, text))?);
+        }
+    }
+    for capture in found.captures() {
+        let node = capture.node;
+        match names[capture.index as usize] {
+            "hit" => hit = Some(node),
+            name @ ("duration" | "duration.ms" | "duration.s") => {
+                let own_unit = match name {
+                    "duration.ms" => Some(1.0),
+                    "duration.s" => Some(1000.0),
+                    _ => entry.unit.as_deref().and_then(values::default_unit_ms),
+                };
+                let default_ms = unit_override.or(own_unit).unwrap_or(1.0);
+                let duration = facts.duration_ms(node, text, default_ms);
+                if let (Some(min), Some(duration)) = (entry.min_ms, duration)
+                    && duration < min
+                {
+                    return None;
+                }
+                if let Some(max) = entry.max_ms
+                    && duration.is_none_or(|duration| duration > max)
+                {
+                    return None;
+                }
+            }
+            "port" => {
+                if !is_fixed_local_port(node, text, facts) {
+                    return None;
+                }
+            }
+            "address" => {
+                let value = string_or_bound(node, text, facts)?;
+                let (host, _) = values::host_of(&value)?;
+                if values::is_local(host) {
+                    return None;
+                }
+            }
+            "target" => {
+                if is_known_local(node, text, facts) {
+                    return None;
+                }
+            }
+            "receiver" => {
+                if facts.is_mock(node, text) {
+                    return None;
+                }
+            }
+            "hash-receiver" => {
+                if !facts.is_hash_collection(node, text) {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    let hit = hit?;
+    let mut ancestor = hit.parent();
+    while let Some(node) = ancestor {
+        if entry.not_inside.iter().any(|kind| kind == node.kind()) {
+            return None;
+        }
+        if let Some(regex) = &entry.not_inside_call_regex
+            && call_name(node, text).is_some_and(|name| regex.is_match(name))
+        {
+            return None;
+        }
+        ancestor = node.parent();
+    }
+    Some(hit)
+}
+
+/// A port a test fixes: a number from 1 to 65535 (0 asks the system for a free one), or a local
+/// address with an explicit port.
+fn is_fixed_local_port(node: Node<'_>, text: &str, facts: &Facts<'_>) -> bool {
+    if let Some(number) = facts.number(node, text) {
+        return number >= 1.0 && number <= 65535.0 && number.fract() == 0.0;
+    }
+    match string_or_bound(node, text, facts)
+        .as_deref()
+        .and_then(values::host_of)
+    {
+        Some((host, Some(port))) => values::is_local(host) && (1..=65535).contains(&port),
+        _ => false,
+    }
+}
+
+/// Whether an address expression surely stays on the machine: a string naming a local host, or
+/// code that builds one (`listener.local_addr()`, `f"http://localhost:{port}"`).
+fn is_known_local(node: Node<'_>, text: &str, facts: &Facts<'_>) -> bool {
+    if let Some(value) = string_or_bound(node, text, facts) {
+        return values::host_of(&value)
+            .map_or_else(|| values::is_local(value.trim()), |(host, _)| values::is_local(host));
+    }
+    let code = text_of(node, text);
+    ["local_addr", "localhost", "127.0.0.1", "[::1]", "0.0.0.0", "LOCALHOST", "LOOPBACK"]
+        .iter()
+        .any(|local| code.contains(local))
+}
+
+/// The value of a string literal, or of a name bound to one.
+fn string_or_bound(node: Node<'_>, text: &str, facts: &Facts<'_>) -> Option<String> {
+    values::string_value(node, text).or_else(|| {
+        let name = values::last_name(node, text)?;
+        let bound = facts.bindings.get(name)?;
+        values::string_value(*bound, facts.text)
+    })
+}
+
+/// The name of the function, method, constructor or macro a call node calls.
+fn call_name<'a>(node: Node<'_>, text: &'a str) -> Option<&'a str> {
+    let callee = match node.kind() {
+        "method_invocation" => node.child_by_field_name("name")?,
+        "object_creation_expression" => node.child_by_field_name("type")?,
+        "call" | "call_expression" => node.child_by_field_name("function")?,
+        "macro_invocation" => node.child_by_field_name("macro")?,
+        _ => return None,
+    };
+    values::last_name(callee, text).or_else(|| {
+        // A generic type `Foo<T>` or a call on a call's result.
+        let mut cursor = callee.walk();
+        let last = callee.named_children(&mut cursor).last()?;
+        values::last_name(last, text)
+    })
+}
+
+/// The matched code as a user reads it: the first line, at most 60 characters.
+fn shown(code: &str) -> String {
+    let line = code.lines().next().unwrap_or("").trim();
+    let mut shown: String = line.chars().take(60).collect();
+    if shown.len() < line.len() || code.trim().lines().nth(1).is_some() {
+        shown.push_str("...");
+    }
+    shown
+}
+
+/// Parses the bodies of Rust macro invocations as code and runs the catalogue over them.
+fn expand_macros(
+    catalogue: &Catalogue,
+    part: &Part<'_>,
+    facts: &Facts<'_>,
+    deadline: Instant,
+    depth: u8,
+    budget: &mut usize,
+    hits: &mut Vec<Hit>,
+) {
+    if depth >= MAX_MACRO_DEPTH {
+        return;
+    }
+    let mut invocations = Vec::new();
+    collect_macro_invocations(part.root, &mut invocations);
+    for invocation in invocations {
+        if *budget == 0 || Instant::now() > deadline {
+            return;
+        }
+        *budget -= 1;
+        let Some(body) = invocation
+            .named_children(&mut invocation.walk())
+            .find(|child| child.kind() == "token_tree")
+        else {
+            continue;
+        };
+        let range = body.byte_range();
+        if range.len() < 2 || range.len() > MAX_MACRO_BYTES {
+            continue;
+        }
+        let Some(inner) = part.text.get(range.start + 1..range.end - 1) else {
+            continue;
+        };
+        let name = call_name(invocation, part.text).unwrap_or("m");
+        // A braced body holds statements or items; a parenthesised or bracketed one holds
+        // arguments, parsed as those of a call named after the macro, so that a hit inside
+        // `assert!(...)` knows it is inside an assertion.
+        let braced = part.text.as_bytes()[range.start] == b'{';
+        let prefix = if braced {
+            "fn flakesense_macro_body() {\n".to_string()
+        } else {
+            format!("fn flakesense_macro_body() {{\n{name}(")
+        };
+        let wrapped = format!("{prefix}{inner}{}", if braced { "\n}" } else { ");\n}" });
+        let Some(tree) = crate::extract::parse(Language::Rust, &wrapped, None) else {
+            continue;
+        };
+        let Some(start_in_file) = part.in_file(range.start + 1..range.start + 1) else {
+            continue;
+        };
+        let Some(invocation_range) = part.in_file(invocation.byte_range()).or_else(|| {
+            // An invocation inside another's wrapping stands for that one.
+            part.invocation.as_ref().map(|(range, _, _)| range.clone())
+        }) else {
+            continue;
+        };
+        let invocation_line = part.line(invocation);
+        let expanded = Part {
+            invocation: Some((
+                invocation_range,
+                invocation_line,
+                text_of(invocation, part.text),
+            )),
+            text: &wrapped,
+            root: tree.root_node(),
+            prefix: prefix.len(),
+            start_in_file: start_in_file.start,
+            first_row_in_file: usize::try_from(part.line(body)).unwrap_or(1) - 1,
+        };
+        matches(catalogue, &expanded, facts, deadline, hits);
+        expand_macros(catalogue, &expanded, facts, deadline, depth + 1, budget, hits);
+    }
+}
+
+/// The macro invocations under a node, outermost only (inner ones are found when the outer
+/// body is parsed), `macro_rules!` definitions excluded.
+fn collect_macro_invocations<'tree>(root: Node<'tree>, found: &mut Vec<Node<'tree>>) {
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "macro_invocation" {
+            found.push(node);
+            continue;
+        }
+        if node.kind() == "macro_definition" {
+            continue;
+        }
+        cursor.reset(node);
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+    }
+    found.sort_by_key(|node| node.start_byte());
+}

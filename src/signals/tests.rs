@@ -1,0 +1,174 @@
+//! Runs every catalogue's examples: each entry's `matches` must be found, its `ignores` not.
+
+use super::*;
+
+fn found(language: Language, code: &str) -> Vec<&'static str> {
+    let signals = detect(language, code);
+    signals
+        .risks
+        .iter()
+        .map(|hit| hit.id)
+        .chain(signals.mitigations.iter().copied())
+        .collect()
+}
+
+#[test]
+fn every_catalogue_compiles() {
+    for language in Language::ALL {
+        if let Err(error) = catalogue::compile(language) {
+            panic!("{error}");
+        }
+    }
+}
+
+#[test]
+fn every_example_of_every_entry_holds() {
+    let mut failures = Vec::new();
+    for language in Language::ALL {
+        for entry in &catalogue(language).entries {
+            if entry.matches.is_empty() || entry.ignores.is_empty() {
+                failures.push(format!(
+                    "{language} {}: needs examples that match and that do not",
+                    entry.id
+                ));
+            }
+            for code in &entry.matches {
+                if !found(language, code).contains(&entry.id.as_str()) {
+                    failures.push(format!("{language} {} does not match:\n{code}", entry.id));
+                }
+            }
+            for code in &entry.ignores {
+                if found(language, code).contains(&entry.id.as_str()) {
+                    failures.push(format!("{language} {} matches:\n{code}", entry.id));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
+}
+
+#[test]
+fn every_entry_is_documented() {
+    for language in Language::ALL {
+        for entry in &catalogue(language).entries {
+            for (field, text) in [
+                ("message", &entry.message),
+                ("what", &entry.what),
+                ("why", &entry.why),
+                ("fix", &entry.fix),
+            ] {
+                assert!(
+                    !text.trim().is_empty(),
+                    "{language} {}: empty {field}",
+                    entry.id
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_hit_names_its_code_and_line() {
+    let code = "@Test void t() throws Exception {\n  start();\n  Thread.sleep(500);\n}";
+    let signals = detect(Language::Java, code);
+    let sleep = signals
+        .risks
+        .iter()
+        .find(|hit| hit.id == "fixed-sleep")
+        .expect("a sleep is found");
+    assert_eq!(sleep.category, Category::AsyncWait);
+    assert_eq!(sleep.text, "Thread.sleep(500)");
+    assert_eq!(sleep.line, 3);
+    assert_eq!(sleep.message, "fixed sleep");
+}
+
+#[test]
+fn inside_a_rust_macro_the_code_is_read_with_its_line() {
+    let code = "#[test]\nfn fast() {\n    let start = Instant::now();\n    run();\n    assert!(\n        start.elapsed() < Duration::from_millis(100)\n    );\n}";
+    let signals = detect(Language::Rust, code);
+    let timing = signals
+        .risks
+        .iter()
+        .find(|hit| hit.id == "timing-assertion")
+        .expect("the assertion is read");
+    assert_eq!(timing.line, 5);
+    let duration = signals
+        .risks
+        .iter()
+        .find(|hit| hit.id == "fixed-duration")
+        .expect("the duration inside the macro is read");
+    assert_eq!(duration.line, 6);
+    assert_eq!(duration.text, "Duration::from_millis(100)");
+}
+
+#[test]
+fn a_plain_test_has_no_signal() {
+    assert_eq!(
+        detect(
+            Language::Java,
+            "@Test void adds() { assertEquals(4, Calculator.add(2, 2)); }"
+        ),
+        Signals::default()
+    );
+    assert_eq!(
+        detect(
+            Language::Python,
+            "def test_add():\n    assert add(2, 2) == 4\n"
+        ),
+        Signals::default()
+    );
+    assert_eq!(
+        detect(
+            Language::Rust,
+            "#[test]\nfn adds() { assert_eq!(add(2, 2), 4); }"
+        ),
+        Signals::default()
+    );
+}
+
+#[test]
+fn hits_in_context_become_context_features() {
+    let source = "class T {\n  @Before public void setUp() throws Exception { Thread.sleep(100); }\n  @Test public void t() { run(); }\n}\n";
+    let Some(tree) = crate::extract::parse(Language::Java, source, None) else {
+        panic!("the Java grammar loads");
+    };
+    let scanned = scan(Language::Java, source, &tree);
+    let set_up = source.find("@Before").unwrap_or(0)..source.find("\n  @Test").unwrap_or(0);
+    let test = source.find("@Test").unwrap_or(0)..source.rfind('}').unwrap_or(0);
+    let signals = detect_regions(
+        Language::Java,
+        &[
+            Region {
+                scan: &scanned,
+                range: test,
+                place: Place::Test,
+            },
+            Region {
+                scan: &scanned,
+                range: set_up,
+                place: Place::Context {
+                    kind: "set-up",
+                    name: "setUp".to_string(),
+                    path: None,
+                },
+            },
+        ],
+    );
+    assert_eq!(signals.features(), ["fixed-sleep@context"]);
+    assert_eq!(
+        signals.risks[0].whereabouts(),
+        "in set-up `setUp` (line 2)"
+    );
+}
+
+#[test]
+fn feature_names_are_unique_within_a_language() {
+    for language in Language::ALL {
+        let mut names = feature_names(language);
+        let count = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), count, "{language}");
+    }
+}
+
