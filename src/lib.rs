@@ -12,7 +12,8 @@
 //!
 //! - [`analysis`]: the facade both front ends call, a file in and a judgement per test out,
 //!   with the [`models`] shipped in the binary and the project's own [`workspace`] index.
-//! - [`dataset`] reads the canonical labelled CSV; [`eval`] measures accuracy with the paper's
+//! - [`dataset`] reads the canonical labelled CSV, [`fixes`] whole repositories with the tests
+//!   their maintainers fixed for flakiness; [`eval`] measures accuracy with the paper's
 //!   protocols; [`history`] labels a repository's own tests from its flaky history (flaky lists,
 //!   annotations, JUnit XML reports) for its project index.
 //! - [`signals`] is the catalogue of static flakiness signals, and [`prior`] the regression over
@@ -36,6 +37,7 @@ pub mod embed;
 pub mod eval;
 pub mod extract;
 pub mod files;
+pub mod fixes;
 pub mod history;
 pub mod index;
 pub mod language;

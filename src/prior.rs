@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::category::Category;
@@ -65,24 +66,44 @@ pub struct CategoryEvidence {
 /// unchallenged.
 const CATEGORY_EVIDENCE: u32 = 10;
 
+/// With whole repositories among the training data, the warning threshold is where this share of
+/// their tests, held out of the fit, would be warned: a user judges the tool by the warnings on
+/// their own repository, so warnings must be rare there, and the thresholds mean the same in every
+/// language.
+pub const WARNING_ALARM_RATE: f64 = 0.03;
+/// The same for the information threshold, the recall setting.
+pub const INFORMATION_ALARM_RATE: f64 = 0.10;
+
 /// One labelled test as the prior sees it.
 #[derive(Debug, Clone)]
 pub struct Example<'a> {
-    /// Names of the risks and mitigations the catalogue finds in its code.
+    /// The features of the risks and mitigations the catalogue finds in it and what it runs.
     pub hits: Vec<&'static str>,
     pub flaky: bool,
     pub categories: &'a [Category],
     pub project: &'a str,
+    /// The test comes with its whole repository (set-up, fixtures, helpers, every other test):
+    /// such tests calibrate the thresholds, by the share of a repository's tests warned.
+    pub whole_repository: bool,
 }
 
 impl<'a> Example<'a> {
-    /// A labelled test and what the catalogue finds in its code.
+    /// A labelled test and what the catalogue finds in it, out of its file (the CSV data).
     pub fn new(test: &'a LabeledTest, signals: &Signals) -> Example<'a> {
         Example {
             hits: signals.features(),
             flaky: test.flaky,
             categories: &test.categories,
             project: &test.project,
+            whole_repository: false,
+        }
+    }
+
+    /// A test of a whole repository (see [`crate::fixes`]) and the signals of what it runs.
+    pub fn in_repository(test: &'a LabeledTest, signals: &Signals) -> Example<'a> {
+        Example {
+            whole_repository: true,
+            ..Example::new(test, signals)
         }
     }
 }
@@ -167,15 +188,32 @@ impl SignalPrior {
             0
         };
         // Choose the penalty and the thresholds on predictions for held-out projects, then fit
-        // on everything with that penalty.
+        // on everything with that penalty. With whole repositories in the data, the thresholds
+        // are where their held-out tests would be warned at the alarm rates above, and the
+        // penalty is the one that catches most of their flaky tests there; without, the
+        // thresholds are those of the best Matthews correlation and F1, as for FLAST's data.
+        let whole = examples.iter().any(|example| example.whole_repository);
         let calibration = L2_PENALTIES
             .iter()
             .filter_map(|&penalty| {
                 let predictions =
                     held_out_predictions(&names, scaled, &tallies, examples, penalty)?;
-                let (warning, mcc) = best_threshold(&predictions, 0.5, matthews)?;
-                let (information, _) = best_threshold(&predictions, 0.5, f1)?;
-                Some((penalty, information.min(warning), warning, mcc))
+                if whole {
+                    let repositories: Vec<(f64, bool)> = predictions
+                        .iter()
+                        .zip(examples)
+                        .filter(|(_, example)| example.whole_repository)
+                        .map(|(prediction, _)| *prediction)
+                        .collect();
+                    let warning = alarm_threshold(&repositories, WARNING_ALARM_RATE)?;
+                    let information = alarm_threshold(&repositories, INFORMATION_ALARM_RATE)?;
+                    let caught = recall_above(&repositories, warning);
+                    Some((penalty, information.min(warning), warning, caught))
+                } else {
+                    let (warning, mcc) = best_threshold(&predictions, 0.5, matthews)?;
+                    let (information, _) = best_threshold(&predictions, 0.5, f1)?;
+                    Some((penalty, information.min(warning), warning, mcc))
+                }
             })
             .max_by(|a, b| a.3.total_cmp(&b.3).then(b.0.total_cmp(&a.0)));
         let (penalty, information_probability, warning_probability) = calibration.map_or(
@@ -184,7 +222,11 @@ impl SignalPrior {
         );
         let typical = typical_shares(&tallies, None);
         let rows = design(&names, scaled, &tallies, &typical, examples);
-        let (bias, weights) = fit_logistic(&rows, examples, names.len() + scaled, penalty);
+        let (bias, weights) = fit_logistic(
+            &aggregate(rows.iter().zip(examples)),
+            names.len() + scaled,
+            penalty,
+        );
         let named = |names: &[&str], weights: &[f64]| -> Vec<(String, f64)> {
             names
                 .iter()
@@ -370,26 +412,47 @@ fn calibrated(probability: f64, information: f64, warning: f64) -> f64 {
     }
 }
 
+/// Identical rows of the same label, counted: most tests have the same few signals, so a fit
+/// over distinct rows is many times faster than one over tests.
+type Aggregated = Vec<(Vec<(usize, f64)>, bool, f64)>;
+
+fn aggregate<'r, 'e: 'r>(
+    rows: impl Iterator<Item = (&'r Vec<(usize, f64)>, &'r Example<'e>)>,
+) -> Aggregated {
+    let mut counts: BTreeMap<(Vec<(usize, u64)>, bool), (Vec<(usize, f64)>, f64)> =
+        BTreeMap::new();
+    for (row, example) in rows {
+        let key = (
+            row.iter().map(|&(i, x)| (i, x.to_bits())).collect(),
+            example.flaky,
+        );
+        counts.entry(key).or_insert_with(|| (row.clone(), 0.0)).1 += 1.0;
+    }
+    counts
+        .into_iter()
+        .map(|((_, flaky), (row, count))| (row, flaky, count))
+        .collect()
+}
+
 /// Maximum-likelihood logistic regression with an L2 penalty and balanced class weights, by
-/// Newton's method, on sparse rows of `(feature, value)`.
-fn fit_logistic(
-    rows: &[Vec<(usize, f64)>],
-    examples: &[Example<'_>],
-    features: usize,
-    penalty: f64,
-) -> (f64, Vec<f64>) {
-    let positives = examples.iter().filter(|example| example.flaky).count();
-    let negatives = examples.len() - positives;
-    if positives == 0 || negatives == 0 {
-        let bias = if positives == 0 { -10.0 } else { 10.0 };
+/// Newton's method, on sparse rows of `(feature, value)` with their label and count.
+fn fit_logistic(rows: &Aggregated, features: usize, penalty: f64) -> (f64, Vec<f64>) {
+    let positives: f64 = rows
+        .iter()
+        .filter(|(_, flaky, _)| *flaky)
+        .map(|(_, _, count)| count)
+        .sum();
+    let total: f64 = rows.iter().map(|(_, _, count)| count).sum();
+    let negatives = total - positives;
+    if positives == 0.0 || negatives == 0.0 {
+        let bias = if positives == 0.0 { -10.0 } else { 10.0 };
         return (bias, vec![0.0; features]);
     }
-    let total = examples.len() as f64;
     let class_weight = |flaky: bool| {
         if flaky {
-            total / (2.0 * positives as f64)
+            total / (2.0 * positives)
         } else {
-            total / (2.0 * negatives as f64)
+            total / (2.0 * negatives)
         }
     };
     // Parameters: bias at 0, weights at 1..=features.
@@ -398,11 +461,11 @@ fn fit_logistic(
     for _ in 0..50 {
         let mut gradient = vec![0.0; size];
         let mut hessian = vec![vec![0.0; size]; size];
-        for (row, example) in rows.iter().zip(examples) {
+        for (row, flaky, count) in rows {
             let logit = theta[0] + row.iter().map(|&(i, x)| theta[i + 1] * x).sum::<f64>();
             let p = sigmoid(logit);
-            let weight = class_weight(example.flaky);
-            let residual = weight * (p - if example.flaky { 1.0 } else { 0.0 });
+            let weight = class_weight(*flaky) * count;
+            let residual = weight * (p - if *flaky { 1.0 } else { 0.0 });
             let curvature = weight * p * (1.0 - p);
             let active: Vec<(usize, f64)> = std::iter::once((0, 1.0))
                 .chain(row.iter().map(|&(i, x)| (i + 1, x)))
@@ -462,8 +525,9 @@ fn solve(mut matrix: Vec<Vec<f64>>, mut vector: Vec<f64>) -> Option<Vec<f64>> {
     Some(solution)
 }
 
-/// Probabilities for the tests of each project with both flaky and other tests, each from a fit
-/// with `penalty` that did not see the project; `None` with fewer than two such projects.
+/// For every example (in order), the probability a fit with `penalty` that did not see its
+/// project gives it, and its label; examples of projects without both flaky and other tests get
+/// no held-out probability (NaN). `None` with fewer than two projects with both.
 fn held_out_predictions(
     names: &[&'static str],
     scaled: usize,
@@ -482,30 +546,71 @@ fn held_out_predictions(
     if mixed.len() < 2 {
         return None;
     }
-    let mut predictions: Vec<(f64, bool)> = Vec::with_capacity(examples.len());
-    for held_out in &mixed {
-        // The typical shares, too, come from the projects of the fit only.
-        let typical = typical_shares(tallies, Some(held_out));
-        let rows = design(names, scaled, tallies, &typical, examples);
-        let (training_rows, training): (Vec<Vec<(usize, f64)>>, Vec<Example<'_>>) = rows
-            .iter()
-            .zip(examples)
-            .filter(|(_, e)| e.project != *held_out)
-            .map(|(row, e)| (row.clone(), e.clone()))
-            .unzip();
-        let (bias, weights) =
-            fit_logistic(&training_rows, &training, names.len() + scaled, penalty);
-        predictions.extend(
-            rows.iter()
+    let mut predictions: Vec<(f64, bool)> = examples
+        .iter()
+        .map(|example| (f64::NAN, example.flaky))
+        .collect();
+    let held_out: Vec<(&str, Vec<(usize, f64)>)> = mixed
+        .par_iter()
+        .map(|held_out| {
+            // The typical shares, too, come from the projects of the fit only.
+            let typical = typical_shares(tallies, Some(held_out));
+            let rows = design(names, scaled, tallies, &typical, examples);
+            let training = aggregate(
+                rows.iter()
+                    .zip(examples)
+                    .filter(|(_, example)| example.project != *held_out),
+            );
+            let (bias, weights) = fit_logistic(&training, names.len() + scaled, penalty);
+            let probabilities = rows
+                .iter()
                 .zip(examples)
-                .filter(|(_, e)| e.project == *held_out)
-                .map(|(row, e)| {
+                .enumerate()
+                .filter(|(_, (_, example))| example.project == *held_out)
+                .map(|(position, (row, _))| {
                     let logit = bias + row.iter().map(|&(i, x)| weights[i] * x).sum::<f64>();
-                    (sigmoid(logit), e.flaky)
-                }),
-        );
+                    (position, sigmoid(logit))
+                })
+                .collect();
+            (*held_out, probabilities)
+        })
+        .collect();
+    for (_, probabilities) in held_out {
+        for (position, probability) in probabilities {
+            predictions[position].0 = probability;
+        }
     }
     Some(predictions)
+}
+
+/// The probability above which at most `rate` of the predictions lie: flagging
+/// `probability > threshold` warns that share of the tests, or fewer where many tie.
+fn alarm_threshold(predictions: &[(f64, bool)], rate: f64) -> Option<f64> {
+    let mut probabilities: Vec<f64> = predictions
+        .iter()
+        .map(|(probability, _)| *probability)
+        .filter(|probability| !probability.is_nan())
+        .collect();
+    if probabilities.is_empty() {
+        return None;
+    }
+    probabilities.sort_by(|a, b| b.total_cmp(a));
+    let allowed = (rate * probabilities.len() as f64).floor() as usize;
+    probabilities.get(allowed.min(probabilities.len() - 1)).copied()
+}
+
+/// The share of flaky tests among `predictions` whose probability exceeds `threshold`.
+fn recall_above(predictions: &[(f64, bool)], threshold: f64) -> f64 {
+    let flaky = predictions.iter().filter(|(_, flaky)| *flaky).count();
+    let caught = predictions
+        .iter()
+        .filter(|(probability, flaky)| *flaky && *probability > threshold)
+        .count();
+    if flaky == 0 {
+        0.0
+    } else {
+        caught as f64 / flaky as f64
+    }
 }
 
 /// Matthews correlation of confusion counts (true and false positives, false and true negatives).
@@ -534,7 +639,11 @@ fn best_threshold(
     floor: f64,
     metric: fn(f64, f64, f64, f64) -> f64,
 ) -> Option<(f64, f64)> {
-    let mut sorted: Vec<(f64, bool)> = predictions.to_vec();
+    let mut sorted: Vec<(f64, bool)> = predictions
+        .iter()
+        .filter(|(probability, _)| !probability.is_nan())
+        .copied()
+        .collect();
     sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
     let positives = sorted.iter().filter(|(_, flaky)| *flaky).count() as f64;
     let negatives = sorted.len() as f64 - positives;
@@ -582,6 +691,7 @@ mod tests {
             flaky,
             categories: &[],
             project,
+            whole_repository: false,
         }
     }
 

@@ -10,7 +10,11 @@ use anyhow::{Result, bail};
 use clap::{ArgGroup, Args};
 
 use super::{EmbeddingArgs, progress_bar, read_data};
+use rayon::prelude::*;
+
 use crate::category::Category;
+use crate::fixes;
+use crate::language::Language;
 use crate::embed::{TokenBag, TokenInterner};
 use crate::history::{self, IndexPlan, Repository, SourceReport};
 use crate::index::{BuildSettings, Entry, Index, kept_code};
@@ -50,6 +54,11 @@ pub struct TrainArgs {
     /// seen (a plain FLAST model)
     #[arg(long)]
     no_prior: bool,
+    /// With --data: whole repositories with the tests fixed for flakiness in them (the layout
+    /// of fixtrain: <language>/<owner>+<name>/ with snapshot/, fixes/ and fixes.csv); their
+    /// tests teach the prior with their context and calibrate its thresholds (repeatable)
+    #[arg(long = "fixes", value_name = "DIR")]
+    fixes: Vec<PathBuf>,
 }
 
 pub fn run(args: TrainArgs) -> Result<ExitCode> {
@@ -84,10 +93,43 @@ fn run_data(args: &TrainArgs, out: &Path) -> Result<ExitCode> {
         seed: args.embedding.seed,
         description: describe(args),
     };
+    let languages: Vec<Language> = Language::ALL
+        .into_iter()
+        .filter(|language| tests.iter().any(|test| test.language == *language))
+        .collect();
+    let mut repositories = Vec::new();
+    for folder in &args.fixes {
+        repositories.extend(fixes::read(folder, &languages)?);
+    }
+    for repository in &repositories {
+        let flaky = repository
+            .tests
+            .iter()
+            .filter(|test| test.test.flaky)
+            .count();
+        eprintln!(
+            "read {} ({}): {} tests, {flaky} fixed for flakiness{}",
+            repository.project,
+            repository.language,
+            repository.tests.len(),
+            if repository.missing > 0 {
+                format!(", {} fixed tests not found", repository.missing)
+            } else {
+                String::new()
+            }
+        );
+    }
+    // The fixed tests join the model as known flaky tests a warning can show; the others of
+    // their repositories only teach the prior.
+    let fixed = repositories
+        .iter()
+        .flat_map(|repository| &repository.tests)
+        .filter(|test| test.test.flaky)
+        .map(|test| &test.test);
     let mut interner = TokenInterner::default();
     let index = Index::build(
         &settings,
-        tests.iter().map(|test| {
+        tests.iter().chain(fixed).map(|test| {
             let bag = TokenBag::from_code_interned(
                 settings.tokenizer,
                 test.language,
@@ -100,7 +142,7 @@ fn run_data(args: &TrainArgs, out: &Path) -> Result<ExitCode> {
     );
     let mut index = index;
     if !args.no_prior {
-        index.set_priors(fit_priors(&tests));
+        index.set_priors(fit_priors(&tests, &repositories));
     }
     let seconds = started.elapsed().as_secs_f64();
     index.save(out)?;
@@ -121,13 +163,29 @@ fn run_data(args: &TrainArgs, out: &Path) -> Result<ExitCode> {
 
 /// A signal prior per language with tests of at least two projects: the prior's warning
 /// threshold is calibrated on projects held out of its fit.
-fn fit_priors(tests: &[crate::dataset::LabeledTest]) -> Vec<crate::prior::SignalPrior> {
+fn fit_priors(
+    tests: &[crate::dataset::LabeledTest],
+    repositories: &[fixes::Repository],
+) -> Vec<crate::prior::SignalPrior> {
     let mut priors = Vec::new();
-    for language in crate::language::Language::ALL {
+    for language in Language::ALL {
+        let detected: Vec<crate::signals::Signals> = tests
+            .par_iter()
+            .filter(|test| test.language == language)
+            .map(|test| crate::signals::detect(language, &test.code))
+            .collect();
         let examples: Vec<Example<'_>> = tests
             .iter()
             .filter(|test| test.language == language)
-            .map(|test| Example::new(test, &crate::signals::detect(language, &test.code)))
+            .zip(&detected)
+            .map(|(test, signals)| Example::new(test, signals))
+            .chain(
+                repositories
+                    .iter()
+                    .filter(|repository| repository.language == language)
+                    .flat_map(|repository| &repository.tests)
+                    .map(|test| Example::in_repository(&test.test, &test.signals)),
+            )
             .collect();
         let mut projects: Vec<&str> = examples.iter().map(|example| example.project).collect();
         projects.sort_unstable();
@@ -165,10 +223,16 @@ fn describe(args: &TrainArgs) -> String {
             )
         })
         .collect();
+    let fixes: Vec<String> = args
+        .fixes
+        .iter()
+        .map(|path| format!(" --fixes {}", path.file_name().unwrap_or_default().to_string_lossy()))
+        .collect();
     format!(
-        "flakesense {} train on {} --tokenizer {} {} --seed {}",
+        "flakesense {} train on {}{} --tokenizer {} {} --seed {}",
         env!("CARGO_PKG_VERSION"),
         files.join(" "),
+        fixes.concat(),
         args.embedding.tokenizer.name(),
         match args.embedding.dims {
             Some(dims) => format!("--dims {dims}"),
