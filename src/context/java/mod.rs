@@ -1,0 +1,175 @@
+//! Java: the set-up and tear-down methods, field initialisers, parameter sources and helpers that
+//! a test runs from the classes of its file (JUnit 3, 4 and 5, TestNG).
+
+mod annotations;
+mod index;
+
+use std::ops::Range;
+
+use rustc_hash::FxHashSet as HashSet;
+
+use self::index::{JavaFile, Member, MemberKind, ParameterSource, Receiver};
+use super::syntax::{contains, last_segment};
+use super::{ContextKind, ContextUnit, Graph, SourceFile, Step, breadth_first, within};
+use crate::extract::TestMethod;
+
+pub(super) fn resolve(file: SourceFile, tests: &[TestMethod]) -> Vec<Vec<ContextUnit>> {
+    let java = JavaFile::new(file.source, file.tree.root_node(), tests);
+    tests.iter().map(|test| java.context(test)).collect()
+}
+
+impl<'s> JavaFile<'s> {
+    fn context(&self, test: &TestMethod) -> Vec<ContextUnit> {
+        let own = self
+            .member_by_name_start
+            .get(&test.name_range.start)
+            .copied();
+        let class = own.map(|member| self.members[member].class).or_else(|| {
+            // A test the file's members do not hold (broken code): the innermost class around it.
+            let around = self.classes.iter().enumerate();
+            around
+                .filter(|(_, class)| contains(&class.range, &test.range))
+                .max_by_key(|(_, class)| class.range.start)
+                .map(|(index, _)| index)
+        });
+        let mut roots = Vec::new();
+        if let Some(class) = class {
+            self.class_context(class, &mut roots);
+        }
+        if let Some(own) = own {
+            for source in &self.members[own].sources {
+                for factory in self.parameter_source(source, class, &self.members[own].name) {
+                    roots.push(Step {
+                        key: factory,
+                        kind: ContextKind::ParameterSource,
+                    });
+                }
+            }
+        }
+        self.helpers(&test.range, &mut roots);
+        breadth_first(self, own, roots)
+    }
+
+    /// The life-cycle methods, constructors and fields of the test's class, its superclasses and
+    /// its enclosing classes. Within one hierarchy, a life-cycle method overridden by a nearer
+    /// class does not run (JUnit shadows it; JUnit 3 calls the override).
+    fn class_context(&self, class: usize, roots: &mut Vec<Step<usize>>) {
+        let mut around = Some(class);
+        let mut visited: Vec<usize> = Vec::new();
+        while let Some(class) = around.filter(|class| !visited.contains(class)) {
+            visited.push(class);
+            let mut overridden: HashSet<&str> = HashSet::default();
+            for &member_of in &self.hierarchies[class] {
+                for (index, member) in self.members_of(member_of) {
+                    let kind = match member.kind {
+                        MemberKind::Method => match member.life_cycle {
+                            Some(kind) if overridden.insert(&member.name) => kind,
+                            _ => continue,
+                        },
+                        MemberKind::Constructor => ContextKind::SetUp,
+                        MemberKind::Field => ContextKind::Field,
+                    };
+                    roots.push(Step { key: index, kind });
+                }
+            }
+            around = self.classes[class].outer;
+        }
+    }
+
+    fn members_of(&self, class: usize) -> impl Iterator<Item = (usize, &Member<'s>)> {
+        let members = self.members_by_class.get(class).map(Vec::as_slice);
+        let members = members.unwrap_or_default().iter();
+        members.map(|&index| (index, &self.members[index]))
+    }
+
+    /// The methods a `@MethodSource` or `dataProvider` names, looked up from the test's class.
+    fn parameter_source(
+        &self,
+        source: &ParameterSource,
+        class: Option<usize>,
+        test_name: &str,
+    ) -> Vec<usize> {
+        match *source {
+            ParameterSource::Factory(reference) => {
+                // `@MethodSource` without a value names a factory called like the test.
+                let reference = if reference.is_empty() {
+                    test_name
+                } else {
+                    reference
+                };
+                let reference = reference.split('(').next().unwrap_or(reference);
+                match reference.split_once('#') {
+                    Some((class_name, method)) => {
+                        match self.classes_by_name.get(last_segment(class_name)) {
+                            Some(&class) => self.methods_in(method, &self.hierarchies[class]),
+                            None => Vec::new(),
+                        }
+                    }
+                    None => self.methods_from(reference, class),
+                }
+            }
+            ParameterSource::DataProvider(name) => (0..self.members.len())
+                .filter(|&index| self.members[index].provides == Some(name))
+                .collect(),
+        }
+    }
+
+    /// Appends a helper step for every method of the file that a call in `range` runs.
+    fn helpers(&self, range: &Range<usize>, found: &mut Vec<Step<usize>>) {
+        for call in within(&self.calls, |call| call.at, range) {
+            let methods = match call.receiver {
+                Receiver::Implicit => self.methods_from(call.name, call.class),
+                Receiver::Super => match call.class {
+                    Some(class) => self.methods_in(call.name, &self.hierarchies[class][1..]),
+                    None => Vec::new(),
+                },
+                Receiver::Named(class_name) => match self.classes_by_name.get(class_name) {
+                    Some(&class) => self.methods_in(call.name, &self.hierarchies[class]),
+                    None => Vec::new(),
+                },
+            };
+            found.extend(methods.into_iter().map(|key| Step {
+                key,
+                kind: ContextKind::Helper,
+            }));
+        }
+    }
+
+    /// The methods called `name` seen from `class`: those of its scope (hierarchy and enclosing
+    /// classes), or else any of the file, since overloads and odd layouts are rare enough.
+    fn methods_from(&self, name: &str, class: Option<usize>) -> Vec<usize> {
+        let in_scope =
+            class.map_or_else(Vec::new, |class| self.methods_in(name, &self.scopes[class]));
+        if !in_scope.is_empty() {
+            return in_scope;
+        }
+        self.methods_by_name.get(name).cloned().unwrap_or_default()
+    }
+
+    /// The methods called `name` declared in one of `classes`.
+    fn methods_in(&self, name: &str, classes: &[usize]) -> Vec<usize> {
+        let methods = self.methods_by_name.get(name).map(Vec::as_slice);
+        let methods = methods.unwrap_or_default().iter().copied();
+        methods
+            .filter(|&method| classes.contains(&self.members[method].class))
+            .collect()
+    }
+}
+
+impl Graph for JavaFile<'_> {
+    type Key = usize;
+
+    fn locate(&self, key: usize) -> (Option<usize>, &str, Range<usize>) {
+        let member = &self.members[key];
+        (None, &member.name, member.range.clone())
+    }
+
+    fn is_test(&self, key: usize) -> bool {
+        self.test_name_starts
+            .contains(&self.members[key].name_start)
+    }
+
+    fn runs(&self, step: Step<usize>, found: &mut Vec<Step<usize>>) {
+        self.helpers(&self.members[step.key].range, found);
+    }
+}

@@ -1,0 +1,337 @@
+//! What a test runs besides its own body: set-up and tear-down, field initialisers, fixtures,
+//! parameter sources and the helpers of its file it calls, so that a risk found there counts for
+//! the test and the evidence can say where.
+//!
+//! The module is pure: callers parse the files (the test's own and, for Python, the `conftest.py`
+//! files that [`conftest_candidates`] names) and get back, per test, the [`ContextUnit`]s it runs.
+//! Nothing here fails or panics on broken code; the intact parts of a file still resolve.
+//!
+//! Each call of [`resolve`] indexes the file once (definitions by name, call sites by offset) and
+//! then follows each test's references breadth first, so a unit keeps the smallest depth at which
+//! it is reached, and the bounds ([`MAX_HELPER_DEPTH`], [`MAX_DEPTH`], [`MAX_UNITS`]) drop the
+//! farthest units first.
+
+mod java;
+mod python;
+mod rust;
+mod syntax;
+
+use std::hash::Hash;
+use std::ops::Range;
+
+use rustc_hash::FxHashSet as HashSet;
+
+use crate::extract::TestMethod;
+use crate::language::Language;
+
+/// Helpers are followed through at most this many calls: a helper the test calls directly is at
+/// depth 1, a helper that one calls at depth 2, and so on.
+pub const MAX_HELPER_DEPTH: u8 = 3;
+
+/// Any other unit (a fixture requested by a fixture, a parameter source of a fixture) is followed
+/// down to this depth.
+pub const MAX_DEPTH: u8 = 4;
+
+/// At most this many units per test, the nearest kept: a test whose helpers reach half the file
+/// would otherwise be judged as the whole file.
+pub const MAX_UNITS: usize = 32;
+
+/// Why a test runs a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ContextKind {
+    /// Runs before the test: JUnit `@Before*`, TestNG `@Before*`, JUnit 3 and unittest `setUp`,
+    /// pytest's `setup_method` and its kin, a Java test class's constructor.
+    SetUp,
+    /// Runs after the test: the `@After*` and `tearDown` twins of [`ContextKind::SetUp`].
+    TearDown,
+    /// A Java field initialiser or initializer block of the test's class.
+    Field,
+    /// A pytest or rstest fixture the test requests, directly or through other fixtures.
+    Fixture,
+    /// Where the test's parameters come from: a `@MethodSource` factory, a TestNG
+    /// `@DataProvider`, the value a `@pytest.mark.parametrize` names.
+    ParameterSource,
+    /// A function or method of the same file that the test, or another unit, calls.
+    Helper,
+}
+
+impl ContextKind {
+    /// How far units of this kind are followed.
+    fn max_depth(self) -> u8 {
+        match self {
+            ContextKind::Helper => MAX_HELPER_DEPTH,
+            _ => MAX_DEPTH,
+        }
+    }
+}
+
+/// One piece of code a test runs besides its own body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextUnit {
+    pub kind: ContextKind,
+    /// What the evidence calls it: `setUp`, `server` (a fixture, by the name tests request),
+    /// `startServer` (a helper), `client` (a field), `static initializer`.
+    pub name: String,
+    /// `None`: the test's own file; `Some(i)`: the i-th extra file given to [`resolve`].
+    pub file: Option<usize>,
+    /// Byte range of the unit's whole code in that file, annotations and decorators included.
+    pub range: Range<usize>,
+    /// 1 for what the test uses directly, 2 for what that uses, and so on.
+    pub depth: u8,
+}
+
+/// A parsed file: its text and the tree-sitter tree of that text.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceFile<'a> {
+    pub source: &'a str,
+    pub tree: &'a tree_sitter::Tree,
+}
+
+/// For each test (same order as `tests`), the units it runs besides its own body, nearest first
+/// (by depth, then file, then position), each unit once and never the test itself.
+///
+/// `tests` are the tests extracted from `file`. `conftests` are the `conftest.py` files that
+/// apply to a Python file, nearest directory first (see [`conftest_candidates`]); other
+/// languages ignore them. A file whose tree is not of `language` gives no units.
+pub fn resolve(
+    language: Language,
+    file: SourceFile,
+    conftests: &[SourceFile],
+    tests: &[TestMethod],
+) -> Vec<Vec<ContextUnit>> {
+    let grammar = language.grammar();
+    if *file.tree.language() != grammar {
+        return vec![Vec::new(); tests.len()];
+    }
+    match language {
+        Language::Java => java::resolve(file, tests),
+        Language::Python => {
+            let conftests: Vec<SourceFile> = conftests
+                .iter()
+                .copied()
+                .filter(|conftest| *conftest.tree.language() == grammar)
+                .collect();
+            python::resolve(file, &conftests, tests)
+        }
+        Language::Rust => rust::resolve(file, tests),
+    }
+}
+
+/// The repository-relative paths where pytest looks for `conftest.py` files that apply to the test
+/// file at `relative_path`, nearest directory first: `a/b/test_x.py` gives `a/b/conftest.py`,
+/// `a/conftest.py` and `conftest.py`. Callers read the ones that exist and pass them, in this
+/// order, to [`resolve`].
+pub fn conftest_candidates(relative_path: &str) -> Vec<String> {
+    let segments: Vec<&str> = relative_path
+        .split(['/', '\\'])
+        .filter(|segment| !segment.is_empty() && *segment != ".")
+        .collect();
+    let directories = segments.len().saturating_sub(1);
+    (0..=directories)
+        .rev()
+        .map(|depth| {
+            let mut path = segments[..depth].join("/");
+            if !path.is_empty() {
+                path.push('/');
+            }
+            path.push_str("conftest.py");
+            path
+        })
+        .collect()
+}
+
+/// A unit found while following a test's references, before it is placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Step<K> {
+    key: K,
+    kind: ContextKind,
+}
+
+/// The definitions of one language's files as a graph: what a unit is, and what it runs.
+trait Graph {
+    /// Identifies a definition across the files of one [`resolve`] call.
+    type Key: Copy + Eq + Hash;
+
+    /// The file, name and whole range of a definition.
+    fn locate(&self, key: Self::Key) -> (Option<usize>, &str, Range<usize>);
+
+    /// Whether the definition is one of the tests: a test is never a unit of another test.
+    fn is_test(&self, key: Self::Key) -> bool;
+
+    /// Appends the units that `step` runs, to be placed one level deeper.
+    fn runs(&self, step: Step<Self::Key>, found: &mut Vec<Step<Self::Key>>);
+}
+
+/// Follows `roots` (the units a test uses directly) breadth first, so that each unit keeps its
+/// smallest depth and the caps drop the farthest units. `test` is the test's own definition, when
+/// it has one.
+fn breadth_first<G: Graph>(
+    graph: &G,
+    test: Option<G::Key>,
+    roots: Vec<Step<G::Key>>,
+) -> Vec<ContextUnit> {
+    let mut seen: HashSet<G::Key> = test.into_iter().collect();
+    let mut units = Vec::new();
+    let mut level = roots;
+    let mut next = Vec::new();
+    let mut depth: u8 = 1;
+    'levels: while !level.is_empty() {
+        for step in level.drain(..) {
+            if depth > step.kind.max_depth() || graph.is_test(step.key) || !seen.insert(step.key) {
+                continue;
+            }
+            if units.len() == MAX_UNITS {
+                break 'levels;
+            }
+            let (file, name, range) = graph.locate(step.key);
+            units.push(ContextUnit {
+                kind: step.kind,
+                name: name.to_owned(),
+                file,
+                range,
+                depth,
+            });
+            graph.runs(step, &mut next);
+        }
+        std::mem::swap(&mut level, &mut next);
+        depth = depth.saturating_add(1);
+    }
+    units.sort_by_key(|unit| (unit.depth, unit.file, unit.range.start));
+    units
+}
+
+/// The items of `items` (sorted by offset) whose offset lies in `range`.
+fn within<'a, T>(items: &'a [T], offset: impl Fn(&T) -> usize, range: &Range<usize>) -> &'a [T] {
+    let start = items.partition_point(|item| offset(item) < range.start);
+    let end = items.partition_point(|item| offset(item) < range.end);
+    items.get(start..end).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conftest_candidates_go_from_the_nearest_directory_to_the_root() {
+        assert_eq!(
+            conftest_candidates("a/b/test_x.py"),
+            ["a/b/conftest.py", "a/conftest.py", "conftest.py"]
+        );
+        assert_eq!(conftest_candidates("test_x.py"), ["conftest.py"]);
+        assert_eq!(
+            conftest_candidates("./tests//test_x.py"),
+            ["tests/conftest.py", "conftest.py"]
+        );
+    }
+
+    /// A chain 0 -> 1 -> 2 -> ... of helpers, with 1 -> 0 closing a cycle through the test.
+    struct Chain {
+        length: usize,
+        names: Vec<String>,
+    }
+
+    impl Graph for Chain {
+        type Key = usize;
+        fn locate(&self, key: usize) -> (Option<usize>, &str, Range<usize>) {
+            (None, &self.names[key], key * 10..key * 10 + 5)
+        }
+        fn is_test(&self, _: usize) -> bool {
+            false
+        }
+        fn runs(&self, step: Step<usize>, found: &mut Vec<Step<usize>>) {
+            for key in [step.key + 1, 0] {
+                if key < self.length {
+                    found.push(Step {
+                        key,
+                        kind: ContextKind::Helper,
+                    });
+                }
+            }
+        }
+    }
+
+    fn chain(length: usize) -> Chain {
+        let names = (0..length).map(|key| format!("helper{key}")).collect();
+        Chain { length, names }
+    }
+
+    fn helper(key: usize) -> Step<usize> {
+        Step {
+            key,
+            kind: ContextKind::Helper,
+        }
+    }
+
+    #[test]
+    fn helpers_stop_at_the_depth_bound_and_the_test_is_never_its_own_unit() {
+        let units = breadth_first(&chain(10), Some(0), vec![helper(1)]);
+        let found: Vec<(&str, u8)> = units
+            .iter()
+            .map(|unit| (unit.name.as_str(), unit.depth))
+            .collect();
+        assert_eq!(found, [("helper1", 1), ("helper2", 2), ("helper3", 3)]);
+    }
+
+    #[test]
+    fn a_fixture_chain_goes_deeper_than_helpers() {
+        struct Fixtures;
+        impl Graph for Fixtures {
+            type Key = u8;
+            fn locate(&self, key: u8) -> (Option<usize>, &str, Range<usize>) {
+                (Some(0), "fixture", usize::from(key)..usize::from(key) + 1)
+            }
+            fn is_test(&self, _: u8) -> bool {
+                false
+            }
+            fn runs(&self, step: Step<u8>, found: &mut Vec<Step<u8>>) {
+                found.push(Step {
+                    key: step.key + 1,
+                    kind: ContextKind::Fixture,
+                });
+            }
+        }
+        let root = Step {
+            key: 0,
+            kind: ContextKind::Fixture,
+        };
+        let units = breadth_first(&Fixtures, None, vec![root]);
+        assert_eq!(units.len(), usize::from(MAX_DEPTH));
+        assert_eq!(units.last().map(|unit| unit.depth), Some(MAX_DEPTH));
+    }
+
+    #[test]
+    fn the_cap_keeps_the_nearest_units() {
+        // Forty helpers called directly, each calling one more: the direct ones fill the cap.
+        struct Wide;
+        impl Graph for Wide {
+            type Key = usize;
+            fn locate(&self, key: usize) -> (Option<usize>, &str, Range<usize>) {
+                (None, "helper", key..key + 1)
+            }
+            fn is_test(&self, key: usize) -> bool {
+                key == 7
+            }
+            fn runs(&self, step: Step<usize>, found: &mut Vec<Step<usize>>) {
+                found.push(helper(step.key + 100));
+            }
+        }
+        let units = breadth_first(&Wide, None, (0..40).map(helper).collect());
+        assert_eq!(units.len(), MAX_UNITS);
+        assert!(units.iter().all(|unit| unit.depth == 1));
+        assert!(
+            units.iter().all(|unit| unit.range.start != 7),
+            "a test is no helper"
+        );
+    }
+
+    #[test]
+    fn a_unit_reached_twice_keeps_its_smallest_depth() {
+        // helper1 -> helper2 and helper2 used directly: helper2 is listed once, at depth 1.
+        let units = breadth_first(&chain(3), None, vec![helper(1), helper(2)]);
+        let found: Vec<(&str, u8)> = units
+            .iter()
+            .map(|unit| (unit.name.as_str(), unit.depth))
+            .collect();
+        assert_eq!(found, [("helper1", 1), ("helper2", 1), ("helper0", 2)]);
+    }
+}

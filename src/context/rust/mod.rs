@@ -1,0 +1,204 @@
+//! Rust: the helper functions of its file that a test calls, and the rstest fixtures it requests.
+//!
+//! Functions are resolved by path as the test's module sees them: its own module first, then the
+//! modules around it (test modules usually `use super::*`), `self::`, `super::`, `Self::`, an
+//! inline module's name or the type of an `impl` block of the file.
+
+mod index;
+
+use std::ops::Range;
+
+use self::index::RustFile;
+use super::syntax::contains;
+use super::{ContextKind, ContextUnit, Graph, SourceFile, Step, breadth_first, within};
+use crate::extract::TestMethod;
+
+pub(super) fn resolve(file: SourceFile, tests: &[TestMethod]) -> Vec<Vec<ContextUnit>> {
+    let rust = RustFile::new(file.source, file.tree.root_node(), tests);
+    tests.iter().map(|test| rust.context(test)).collect()
+}
+
+impl RustFile<'_> {
+    fn context(&self, test: &TestMethod) -> Vec<ContextUnit> {
+        let own = self
+            .function_by_name_start
+            .get(&test.name_range.start)
+            .copied();
+        let module = match own {
+            Some(function) => self.functions[function].module,
+            None => self.innermost_module(&test.range),
+        };
+        let mut roots = Vec::new();
+        if let Some(function) = own {
+            for request in &self.functions[function].requests {
+                roots.extend(self.fixture(request, module));
+            }
+        }
+        self.helpers(&test.range, &mut roots);
+        breadth_first(self, own, roots)
+    }
+
+    fn innermost_module(&self, range: &Range<usize>) -> usize {
+        let modules = self.modules.iter().enumerate();
+        let around = modules.filter(|(_, module)| contains(&module.range, range));
+        around
+            .max_by_key(|(_, module)| module.range.start)
+            .map_or(0, |(index, _)| index)
+    }
+
+    /// The `#[fixture]` called `name`, seen from `module` and the modules around it.
+    fn fixture(&self, name: &str, module: usize) -> Option<Step<usize>> {
+        let fixtures = self
+            .free_functions(name, module)
+            .into_iter()
+            .filter(|&function| self.functions[function].fixture);
+        fixtures
+            .map(|key| Step {
+                key,
+                kind: ContextKind::Fixture,
+            })
+            .next()
+    }
+
+    /// Appends a helper step for every function of the file that a call in `range` runs.
+    fn helpers(&self, range: &Range<usize>, found: &mut Vec<Step<usize>>) {
+        for call in within(&self.calls, |call| call.at, range) {
+            let called = match call.on_self {
+                true => self.methods(call.owner, call.path.last().copied().unwrap_or_default()),
+                false => self.resolve_path(&call.path, call.module, call.owner),
+            };
+            found.extend(called.into_iter().map(|key| Step {
+                key,
+                kind: ContextKind::Helper,
+            }));
+        }
+    }
+
+    /// The functions a call path names, from a call in `module` (inside an `impl` of `owner`).
+    fn resolve_path(&self, path: &[&str], module: usize, owner: Option<&str>) -> Vec<usize> {
+        let Some((&name, qualifiers)) = path.split_last() else {
+            return Vec::new();
+        };
+        match qualifiers {
+            [] => self.free_functions(name, module),
+            ["Self"] => self.methods(owner, name),
+            _ => {
+                let (mut current, rest, search_up) = match qualifiers {
+                    ["self", rest @ ..] => (Some(module), rest, false),
+                    ["crate", ..] => return Vec::new(),
+                    _ => (Some(module), qualifiers, true),
+                };
+                let mut rest = rest;
+                while let Some((&"super", tail)) = rest.split_first() {
+                    current = current.and_then(|module| self.modules[module].parent);
+                    rest = tail;
+                }
+                let Some(mut current) = current else {
+                    return Vec::new();
+                };
+                for (position, segment) in rest.iter().enumerate() {
+                    let child = if position == 0 && search_up {
+                        self.module_visible(segment, current)
+                    } else {
+                        self.child_module(segment, current)
+                    };
+                    match child {
+                        Some(child) => current = child,
+                        // `Type::function` for a type with an `impl` in the file.
+                        None if position + 1 == rest.len() => {
+                            return self.methods(Some(segment), name);
+                        }
+                        None => return Vec::new(),
+                    }
+                }
+                self.in_module(name, current)
+            }
+        }
+    }
+
+    /// Functions called `name` outside `impl` blocks of the nearest module from `module` up
+    /// (tests modules usually `use super::*`) that has any.
+    fn free_functions(&self, name: &str, module: usize) -> Vec<usize> {
+        let mut current = Some(module);
+        while let Some(module) = current {
+            let found = self.in_module(name, module);
+            if !found.is_empty() {
+                return found;
+            }
+            current = self.modules[module].parent;
+        }
+        Vec::new()
+    }
+
+    fn in_module(&self, name: &str, module: usize) -> Vec<usize> {
+        let candidates = self
+            .functions_by_name
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        candidates
+            .iter()
+            .copied()
+            .filter(|&function| {
+                self.functions[function].module == module
+                    && self.functions[function].owner.is_none()
+            })
+            .collect()
+    }
+
+    fn methods(&self, owner: Option<&str>, name: &str) -> Vec<usize> {
+        let candidates = self
+            .functions_by_name
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        candidates
+            .iter()
+            .copied()
+            .filter(|&function| owner.is_some() && self.functions[function].owner == owner)
+            .collect()
+    }
+
+    fn child_module(&self, name: &str, parent: usize) -> Option<usize> {
+        (1..self.modules.len()).find(|&module| {
+            self.modules[module].parent == Some(parent) && self.modules[module].name == name
+        })
+    }
+
+    /// A module called `name` that a path written in `module` can start with: a child of it or of
+    /// a module around it.
+    fn module_visible(&self, name: &str, module: usize) -> Option<usize> {
+        let mut current = Some(module);
+        while let Some(module) = current {
+            if let Some(child) = self.child_module(name, module) {
+                return Some(child);
+            }
+            current = self.modules[module].parent;
+        }
+        None
+    }
+}
+
+impl Graph for RustFile<'_> {
+    type Key = usize;
+
+    fn locate(&self, key: usize) -> (Option<usize>, &str, Range<usize>) {
+        let function = &self.functions[key];
+        (None, function.name, function.range.clone())
+    }
+
+    fn is_test(&self, key: usize) -> bool {
+        self.test_name_starts
+            .contains(&self.functions[key].name_start)
+    }
+
+    fn runs(&self, step: Step<usize>, found: &mut Vec<Step<usize>>) {
+        let function = &self.functions[step.key];
+        self.helpers(&function.range, found);
+        if step.kind == ContextKind::Fixture {
+            for request in &function.requests {
+                found.extend(self.fixture(request, function.module));
+            }
+        }
+    }
+}
