@@ -210,6 +210,88 @@ fn within<'a, T>(items: &'a [T], offset: impl Fn(&T) -> usize, range: &Range<usi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::extract::{extract_tests_from_tree, parse};
+
+    /// Resolves `source` with `conftests` (nearest first) and lists, per test by name, its units
+    /// as `Kind name depth`, with `conftest i` after the units of the i-th conftest.
+    pub(super) fn units_by_test(
+        language: Language,
+        source: &str,
+        conftests: &[&str],
+    ) -> Vec<(String, Vec<String>)> {
+        let parse = |source: &str| parse(language, source, None).expect("the grammars load");
+        let tree = parse(source);
+        let conftest_trees: Vec<tree_sitter::Tree> = conftests.iter().map(|c| parse(c)).collect();
+        let conftest_files: Vec<SourceFile> = conftests
+            .iter()
+            .zip(&conftest_trees)
+            .map(|(source, tree)| SourceFile { source, tree })
+            .collect();
+        let tests = extract_tests_from_tree(language, "t", source, &tree).tests;
+        let file = SourceFile {
+            source,
+            tree: &tree,
+        };
+        let contexts = resolve(language, file, &conftest_files, &tests);
+        let describe = |unit: &ContextUnit| {
+            let place = unit.file.map(|file| format!(" conftest {file}"));
+            let place = place.unwrap_or_default();
+            format!("{:?} {} {}{place}", unit.kind, unit.name, unit.depth)
+        };
+        let units = contexts
+            .iter()
+            .map(|units| units.iter().map(describe).collect());
+        tests
+            .iter()
+            .map(|test| test.name.clone())
+            .zip(units)
+            .collect()
+    }
+
+    #[test]
+    fn empty_files_have_no_context() {
+        for language in Language::ALL {
+            assert!(units_by_test(language, "", &[""]).is_empty());
+            let file = "";
+            let tree = parse(language, file, None).expect("the grammars load");
+            let source = SourceFile {
+                source: file,
+                tree: &tree,
+            };
+            assert!(resolve(language, source, &[], &[]).is_empty());
+        }
+    }
+
+    #[test]
+    fn broken_code_still_resolves_its_intact_parts() {
+        let cases = [
+            (
+                Language::Java,
+                "class T {\n  @Before void setUp() { connect(); }\n  void connect() {}\n  \
+                 void helper() {}\n  @Test void a() { helper(); }\n  void broken( { \n}\n",
+                "a",
+                &["SetUp setUp 1", "Helper helper 1", "Helper connect 2"][..],
+            ),
+            (
+                Language::Python,
+                "def helper():\n    pass\n\nclass Broken(:\n    pass\n\ndef test_a():\n    helper()\n",
+                "test_a",
+                &["Helper helper 1"][..],
+            ),
+            (
+                Language::Rust,
+                "fn helper() {}\n#[test]\nfn a() { helper(); }\nfn broken( {\n",
+                "a",
+                &["Helper helper 1"][..],
+            ),
+        ];
+        for (language, source, test, expected) in cases {
+            let found = units_by_test(language, source, &[]);
+            let units = found.iter().find(|(name, _)| name == test);
+            let units = units.map(|(_, units)| units.as_slice()).unwrap_or_default();
+            assert_eq!(units, expected, "{language}");
+        }
+    }
 
     #[test]
     fn conftest_candidates_go_from_the_nearest_directory_to_the_root() {

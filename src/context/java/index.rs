@@ -250,6 +250,11 @@ fn index_members<'s>(source: &'s str, body: Node, class: usize, members: &mut Ve
     {
         declarations = named_children(declarations[position]);
     }
+    // Members tree-sitter could not fit stay inside an error node.
+    let declarations = declarations.into_iter().flat_map(|node| match node.kind() {
+        "ERROR" => named_children(node),
+        _ => vec![node],
+    });
     for node in declarations {
         let member = |kind, name: Cow<'s, str>, name_start| Member {
             kind,

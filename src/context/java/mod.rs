@@ -173,3 +173,38 @@ impl Graph for JavaFile<'_> {
         self.helpers(&self.members[step.key].range, found);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::context::tests::units_by_test;
+    use crate::language::Language;
+
+    fn units_of(source: &str, test: &str) -> Vec<String> {
+        let found = units_by_test(Language::Java, source, &[]);
+        let units = found.into_iter().find(|(name, _)| name == test);
+        units.map(|(_, units)| units).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_superclass_cycle_ends() {
+        let source = "class A extends B {\n  @Before void a() {}\n  @Test void t() {}\n}\n\
+                      class B extends A {\n  @Before void b() {}\n}\n";
+        assert_eq!(units_of(source, "t"), ["SetUp a 1", "SetUp b 1"]);
+    }
+
+    #[test]
+    fn calls_on_other_classes_and_sources_of_other_files_are_not_followed() {
+        // `run` and `cases` exist in the file, but the calls name classes the file does not have.
+        let source = "class T {\n  @ParameterizedTest @MethodSource(\"Other#cases\")\n  \
+                      void t(int x) { Executors.run(); }\n  void run() {}\n  \
+                      static Stream<Integer> cases() { return null; }\n}\n";
+        assert!(units_of(source, "t").is_empty());
+    }
+
+    #[test]
+    fn an_enum_s_members_and_a_method_reference_count() {
+        let source = "enum Mode {\n  FAST, SLOW;\n  private final Clock clock = Clock.systemUTC();\n  \
+                      @Test void t() { list.forEach(this::check); }\n  void check(Object o) {}\n}\n";
+        assert_eq!(units_of(source, "t"), ["Field clock 1", "Helper check 1"]);
+    }
+}

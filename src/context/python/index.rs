@@ -108,6 +108,11 @@ impl<'s> PythonFile<'s> {
                         Some(definition) => (definition, Some(statement)),
                         None => continue,
                     },
+                    // Definitions tree-sitter could not fit stay inside the error node.
+                    "ERROR" => {
+                        blocks.push((statement, class));
+                        continue;
+                    }
                     _ => (statement, None),
                 };
                 let statement_range = statement.byte_range();

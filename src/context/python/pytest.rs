@@ -234,8 +234,72 @@ pub(super) fn find_fixture(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::tests::units_by_test;
     use crate::extract::parse;
     use crate::language::Language;
+
+    fn units_of(source: &str, conftests: &[&str], test: &str) -> Vec<String> {
+        let found = units_by_test(Language::Python, source, conftests);
+        let units = found.into_iter().find(|(name, _)| name == test);
+        units.map(|(_, units)| units).unwrap_or_default()
+    }
+
+    const NEAR: &str = "import pytest\n\n@pytest.fixture\ndef db():\n    pass\n\n\
+                        @pytest.fixture\ndef shared():\n    pass\n";
+    const FAR: &str = "import pytest\n\n@pytest.fixture\ndef db():\n    pass\n\n\
+                       @pytest.fixture\ndef root_only():\n    pass\n";
+    const TESTS: &str = "import pytest\n\n\
+        @pytest.fixture\ndef shared(shared):\n    return shared\n\n\
+        class Base:\n    @pytest.fixture\n    def db(self):\n        pass\n\n\
+        class TestX(Base):\n    @pytest.fixture(autouse=True)\n    def only_here(self):\n        pass\n\n\
+        \x20   def test_in_class(self, db, root_only):\n        pass\n\n\
+        def test_module(db, shared, builtin):\n    pass\n";
+
+    #[test]
+    fn a_class_fixture_wins_over_the_module_and_conftest_files() {
+        assert_eq!(
+            units_of(TESTS, &[NEAR, FAR], "test_in_class"),
+            [
+                "Fixture db 1",
+                "Fixture only_here 1",
+                "Fixture root_only 1 conftest 1"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_nearest_conftest_wins_and_an_override_extends_the_next_one_out() {
+        // `builtin` is defined nowhere in the files: pytest's own, or a plugin's.
+        assert_eq!(
+            units_of(TESTS, &[NEAR, FAR], "test_module"),
+            [
+                "Fixture shared 1",
+                "Fixture db 1 conftest 0",
+                "Fixture shared 2 conftest 0"
+            ]
+        );
+    }
+
+    #[test]
+    fn parametrized_arguments_are_fixtures_only_when_indirect() {
+        let source = "import pytest\n\n@pytest.fixture\ndef x():\n    pass\n\n\
+            @pytest.mark.parametrize(\"x\", [1])\ndef test_direct(x):\n    pass\n\n\
+            @pytest.mark.parametrize(\"x\", [1], indirect=True)\ndef test_indirect(x):\n    pass\n";
+        assert!(units_of(source, &[], "test_direct").is_empty());
+        assert_eq!(units_of(source, &[], "test_indirect"), ["Fixture x 1"]);
+    }
+
+    #[test]
+    fn class_marks_and_module_marks_bring_fixtures() {
+        let source = "import pytest\n\npytestmark = [pytest.mark.usefixtures(\"a\"), pytest.mark.slow]\n\n\
+            @pytest.fixture\ndef a():\n    pass\n\n@pytest.fixture\ndef b():\n    pass\n\n\
+            class TestY:\n    pytestmark = pytest.mark.usefixtures(\"b\")\n\n\
+            \x20   def test_marked(self):\n        pass\n";
+        assert_eq!(
+            units_of(source, &[], "test_marked"),
+            ["Fixture a 1", "Fixture b 1"]
+        );
+    }
 
     fn first_expression(source: &str) -> (tree_sitter::Tree, Vec<String>) {
         let tree = parse(Language::Python, source, None).expect("the Python grammar loads");

@@ -113,6 +113,11 @@ impl<'s> RustFile<'s> {
                         impl_owners.insert(item.start_byte(), (item.byte_range(), type_name));
                         lists.push((body, module, Some(type_name)));
                     }
+                    // Items tree-sitter could not fit stay inside the error node.
+                    "ERROR" => {
+                        attributes.clear();
+                        lists.push((item, module, owner));
+                    }
                     _ => attributes.clear(),
                 }
             }

@@ -202,3 +202,47 @@ impl Graph for RustFile<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::context::tests::units_by_test;
+    use crate::language::Language;
+
+    fn units_of(source: &str, test: &str) -> Vec<String> {
+        let found = units_by_test(Language::Rust, source, &[]);
+        let units = found.into_iter().find(|(name, _)| name == test);
+        units.map(|(_, units)| units).unwrap_or_default()
+    }
+
+    /// `crate::` names the file's root only when the file is the crate root, which the file
+    /// alone does not tell.
+    #[test]
+    fn paths_resolve_through_modules_and_impl_types() {
+        let source = "mod net { pub fn open() {} }\nstruct Pool;\nimpl Pool { fn new() -> Pool { Pool } }\n\
+                      fn top() {}\nfn only_through_crate() {}\nmod tests {\n    use super::*;\n    #[test]\n    fn t() {\n        \
+                      net::open();\n        let _ = Pool::new();\n        super::top();\n        \
+                      crate::only_through_crate();\n        other::open();\n    }\n}\n";
+        assert_eq!(
+            units_of(source, "t"),
+            ["Helper open 1", "Helper new 1", "Helper top 1"]
+        );
+    }
+
+    #[test]
+    fn calls_inside_macros_count_but_macro_names_and_methods_on_values_do_not() {
+        let source = "fn compute() -> u8 { 1 }\nfn check() -> bool { true }\n\
+                      #[test]\nfn t() {\n    assert_eq!(compute(), 1);\n    assert!(check());\n    \
+                      assert!(value.check());\n    vec![format!(\"{}\", compute())];\n}\n";
+        assert_eq!(
+            units_of(source, "t"),
+            ["Helper compute 1", "Helper check 1"]
+        );
+    }
+
+    #[test]
+    fn rstest_parameters_filled_by_cases_or_values_are_not_fixtures() {
+        let source = "#[fixture]\nfn count() -> u8 { 1 }\n#[fixture]\nfn name() -> u8 { 1 }\n\
+                      #[rstest]\n#[case(1)]\nfn t(#[case] count: u8, #[values(1)] name: u8, #[from(name)] n: u8) {}\n";
+        assert_eq!(units_of(source, "t"), ["Fixture name 1"]);
+    }
+}
