@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use flakesense::context::{
-    ContextUnit, MAX_DEPTH, MAX_UNITS, SourceFile, conftest_candidates, resolve,
+    ContextUnit, MAX_DEPTH, MAX_UNITS, Resolver, SourceFile, conftest_candidates, resolve,
 };
 use flakesense::extract::{decode_source, extract_tests_from_tree, parse};
 use flakesense::language::Language;
@@ -198,6 +198,33 @@ fn the_nearer_conftest_overrides_the_farther_one() {
         servers[0].contains("(python/api/conftest.py:"),
         "{units:#?}"
     );
+}
+
+#[test]
+fn one_test_resolved_alone_gets_what_resolving_the_whole_file_gives_it() {
+    for relative in FIXTURES {
+        let test_file = read(relative).expect("the fixture exists");
+        let conftests = conftests(relative);
+        let language = Language::from_path(Path::new(relative)).expect("a known extension");
+        let tests =
+            extract_tests_from_tree(language, relative, &test_file.source, &test_file.tree).tests;
+        let file = SourceFile {
+            source: &test_file.source,
+            tree: &test_file.tree,
+        };
+        let extra: Vec<SourceFile> = conftests
+            .iter()
+            .map(|conftest| SourceFile {
+                source: &conftest.source,
+                tree: &conftest.tree,
+            })
+            .collect();
+        let all = resolve(language, file, &extra, &tests);
+        let resolver = Resolver::new(language, file, &extra, &tests);
+        for (test, units) in tests.iter().zip(&all).rev() {
+            assert_eq!(&resolver.context(test), units, "{}", test.id);
+        }
+    }
 }
 
 #[test]

@@ -6,8 +6,8 @@
 //! files that [`conftest_candidates`] names) and get back, per test, the [`ContextUnit`]s it runs.
 //! Nothing here fails or panics on broken code; the intact parts of a file still resolve.
 //!
-//! Each call of [`resolve`] indexes the file once (definitions by name, call sites by offset) and
-//! then follows each test's references breadth first, so a unit keeps the smallest depth at which
+//! A [`Resolver`] reads the file once (definitions by name, call sites by offset) and then
+//! follows each test's references breadth first, so a unit keeps the smallest depth at which
 //! it is reached, and the bounds ([`MAX_HELPER_DEPTH`], [`MAX_DEPTH`], [`MAX_UNITS`]) drop the
 //! farthest units first.
 
@@ -99,21 +99,61 @@ pub fn resolve(
     conftests: &[SourceFile],
     tests: &[TestMethod],
 ) -> Vec<Vec<ContextUnit>> {
-    let grammar = language.grammar();
-    if *file.tree.language() != grammar {
-        return vec![Vec::new(); tests.len()];
+    let resolver = Resolver::new(language, file, conftests, tests);
+    tests.iter().map(|test| resolver.context(test)).collect()
+}
+
+/// A file read for resolving its tests' context: its definitions by name and its call sites.
+/// Reading walks the file once; resolving a test then touches only what the test reaches, so a
+/// caller that needs one test (the edited one) pays for one.
+pub struct Resolver<'a> {
+    definitions: Definitions<'a>,
+}
+
+enum Definitions<'a> {
+    Java(java::JavaContext<'a>),
+    Python(python::PythonContext<'a>),
+    Rust(rust::RustContext<'a>),
+    /// A tree of another language than the one asked for.
+    Foreign,
+}
+
+impl<'a> Resolver<'a> {
+    /// Reads `file` and, for Python, the `conftest.py` files that apply to it, nearest directory
+    /// first (see [`conftest_candidates`]). `tests` are all the tests extracted from `file`: none
+    /// of them is ever a unit of another.
+    pub fn new(
+        language: Language,
+        file: SourceFile<'a>,
+        conftests: &[SourceFile<'a>],
+        tests: &[TestMethod],
+    ) -> Resolver<'a> {
+        let grammar = language.grammar();
+        let definitions = match language {
+            _ if *file.tree.language() != grammar => Definitions::Foreign,
+            Language::Java => Definitions::Java(java::JavaContext::new(file, tests)),
+            Language::Python => {
+                let conftests: Vec<SourceFile> = conftests
+                    .iter()
+                    .copied()
+                    .filter(|conftest| *conftest.tree.language() == grammar)
+                    .collect();
+                Definitions::Python(python::PythonContext::new(file, &conftests, tests))
+            }
+            Language::Rust => Definitions::Rust(rust::RustContext::new(file, tests)),
+        };
+        Resolver { definitions }
     }
-    match language {
-        Language::Java => java::resolve(file, tests),
-        Language::Python => {
-            let conftests: Vec<SourceFile> = conftests
-                .iter()
-                .copied()
-                .filter(|conftest| *conftest.tree.language() == grammar)
-                .collect();
-            python::resolve(file, &conftests, tests)
+
+    /// The units `test` (one of the file's tests) runs besides its own body, nearest first (by
+    /// depth, then file, then position), each unit once and never the test itself.
+    pub fn context(&self, test: &TestMethod) -> Vec<ContextUnit> {
+        match &self.definitions {
+            Definitions::Java(java) => java.units(test),
+            Definitions::Python(python) => python.units(test),
+            Definitions::Rust(rust) => rust.units(test),
+            Definitions::Foreign => Vec::new(),
         }
-        Language::Rust => rust::resolve(file, tests),
     }
 }
 

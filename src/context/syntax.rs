@@ -7,12 +7,46 @@ use std::ops::Range;
 
 use tree_sitter::Node;
 
-/// Calls `visit` on every node under `root`, `root` included, in source order. Iterative, so
-/// that deeply nested code cannot overflow the stack.
-pub(super) fn preorder<'tree>(root: Node<'tree>, mut visit: impl FnMut(Node<'tree>)) {
+/// The named node kinds a walk stops at, by id: comparing ids spares reading every node's kind
+/// name, which tree-sitter hands out as a C string to measure and check.
+pub(super) struct Kinds {
+    wanted: Vec<bool>,
+}
+
+impl Kinds {
+    /// Every named kind of `grammar` called one of `names` (a name may have several ids).
+    pub(super) fn new(grammar: &tree_sitter::Language, names: &[&str]) -> Kinds {
+        let ids = 0..u16::try_from(grammar.node_kind_count()).unwrap_or(u16::MAX);
+        let wanted = ids
+            .map(|id| {
+                grammar.node_kind_is_named(id)
+                    && grammar
+                        .node_kind_for_id(id)
+                        .is_some_and(|kind| names.contains(&kind))
+            })
+            .collect();
+        Kinds { wanted }
+    }
+
+    fn contains(&self, node: Node) -> bool {
+        let id = usize::from(node.kind_id());
+        self.wanted.get(id).copied().unwrap_or(false)
+    }
+}
+
+/// Calls `visit` on every node under `root` (`root` included) of one of `kinds`, in source
+/// order. Iterative, so that deeply nested code cannot overflow the stack.
+pub(super) fn preorder<'tree>(
+    root: Node<'tree>,
+    kinds: &Kinds,
+    mut visit: impl FnMut(Node<'tree>),
+) {
     let mut cursor = root.walk();
     loop {
-        visit(cursor.node());
+        let node = cursor.node();
+        if kinds.contains(node) {
+            visit(node);
+        }
         if cursor.goto_first_child() {
             continue;
         }
@@ -77,6 +111,19 @@ pub(super) fn contains(outer: &Range<usize>, inner: &Range<usize>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_walk_stops_at_the_kinds_asked_for_in_source_order() {
+        let source = "def a():\n    b(c(1))\n\nclass D:\n    e()\n";
+        let tree = crate::extract::parse(crate::language::Language::Python, source, None)
+            .expect("the Python grammar loads");
+        let kinds = Kinds::new(&tree.language(), &["call", "class_definition"]);
+        let mut found = Vec::new();
+        preorder(tree.root_node(), &kinds, |node| {
+            found.push(text(source, node))
+        });
+        assert_eq!(found, ["b(c(1))", "c(1)", "class D:\n    e()", "e()"]);
+    }
 
     #[test]
     fn quotes_and_prefixes_are_removed() {

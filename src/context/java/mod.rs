@@ -2,20 +2,31 @@
 //! a test runs from the classes of its file (JUnit 3, 4 and 5, TestNG).
 
 mod annotations;
-mod index;
+mod definitions;
 
 use std::ops::Range;
 
 use rustc_hash::FxHashSet as HashSet;
 
-use self::index::{JavaFile, Member, MemberKind, ParameterSource, Receiver};
+use self::definitions::{JavaFile, Member, MemberKind, ParameterSource, Receiver};
 use super::syntax::{contains, last_segment};
 use super::{ContextKind, ContextUnit, Graph, SourceFile, Step, breadth_first, within};
 use crate::extract::TestMethod;
 
-pub(super) fn resolve(file: SourceFile, tests: &[TestMethod]) -> Vec<Vec<ContextUnit>> {
-    let java = JavaFile::new(file.source, file.tree.root_node(), tests);
-    tests.iter().map(|test| java.context(test)).collect()
+/// A Java file read once, ready to resolve any of its tests.
+pub(super) struct JavaContext<'s> {
+    file: JavaFile<'s>,
+}
+
+impl<'s> JavaContext<'s> {
+    pub(super) fn new(file: SourceFile<'s>, tests: &[TestMethod]) -> JavaContext<'s> {
+        let file = JavaFile::new(file.source, file.tree.root_node(), tests);
+        JavaContext { file }
+    }
+
+    pub(super) fn units(&self, test: &TestMethod) -> Vec<ContextUnit> {
+        self.file.context(test)
+    }
 }
 
 impl<'s> JavaFile<'s> {

@@ -1,14 +1,14 @@
 //! Python: the set-up and tear-down (unittest and pytest's xunit style), fixtures, parameter
 //! sources and helpers a test runs, from its file and the `conftest.py` files above it.
 
-mod index;
+mod definitions;
 mod pytest;
 
 use std::ops::Range;
 
 use rustc_hash::FxHashSet as HashSet;
 
-use self::index::{Item, PythonFile, Receiver};
+use self::definitions::{Item, PythonFile, Receiver};
 use self::pytest::Level;
 use super::{ContextKind, ContextUnit, Graph, SourceFile, Step, breadth_first, within};
 use crate::extract::TestMethod;
@@ -44,20 +44,30 @@ const CLASS_SET_UP: [(&str, ContextKind); 10] = [
 /// A file of the call (0 for the test's file, `i + 1` for the i-th `conftest.py`) and an item.
 type Key = (usize, Item);
 
-pub(super) fn resolve(
-    file: SourceFile,
-    conftests: &[SourceFile],
-    tests: &[TestMethod],
-) -> Vec<Vec<ContextUnit>> {
-    let files: Vec<PythonFile> = std::iter::once(file)
-        .chain(conftests.iter().copied())
-        .map(|file| PythonFile::new(file.source, file.tree.root_node()))
-        .collect();
-    let test_name_starts: HashSet<usize> = tests.iter().map(|test| test.name_range.start).collect();
-    tests
-        .iter()
-        .map(|test| TestScope::new(&files, &test_name_starts, test).context(test))
-        .collect()
+/// A Python file and its `conftest.py` files read once, ready to resolve any of its tests.
+pub(super) struct PythonContext<'s> {
+    /// The test's file, then the `conftest.py` files from the nearest directory up.
+    files: Vec<PythonFile<'s>>,
+    test_name_starts: HashSet<usize>,
+}
+
+impl<'s> PythonContext<'s> {
+    pub(super) fn new(
+        file: SourceFile<'s>,
+        conftests: &[SourceFile<'s>],
+        tests: &[TestMethod],
+    ) -> PythonContext<'s> {
+        let files = std::iter::once(file).chain(conftests.iter().copied());
+        let files = files.map(|file| PythonFile::new(file.source, file.tree.root_node()));
+        PythonContext {
+            files: files.collect(),
+            test_name_starts: tests.iter().map(|test| test.name_range.start).collect(),
+        }
+    }
+
+    pub(super) fn units(&self, test: &TestMethod) -> Vec<ContextUnit> {
+        TestScope::new(&self.files, &self.test_name_starts, test).context(test)
+    }
 }
 
 /// One test's view of the files: which fixtures it sees, and which definitions are tests.
@@ -125,12 +135,8 @@ impl<'a, 's> TestScope<'a, 's> {
         // Autouse fixtures first, as pytest sets them up first.
         for (position, level) in self.levels.iter().enumerate() {
             let file = &self.files[level.file];
-            for (index, function) in file.functions.iter().enumerate() {
-                let autouse = function
-                    .fixture
-                    .as_ref()
-                    .is_some_and(|fixture| fixture.autouse);
-                if autouse && function.class == level.class {
+            for &index in &file.autouse {
+                if file.functions[index].class == level.class {
                     roots.push(self.fixture_step(position, index));
                 }
             }

@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::index::PythonFile;
+use super::definitions::PythonFile;
 use crate::context::syntax::{last_segment, named_children, text, unquote};
 
 /// A function decorated as a pytest fixture.

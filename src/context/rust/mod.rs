@@ -4,18 +4,29 @@
 //! modules around it (test modules usually `use super::*`), `self::`, `super::`, `Self::`, an
 //! inline module's name or the type of an `impl` block of the file.
 
-mod index;
+mod definitions;
 
 use std::ops::Range;
 
-use self::index::RustFile;
+use self::definitions::RustFile;
 use super::syntax::contains;
 use super::{ContextKind, ContextUnit, Graph, SourceFile, Step, breadth_first, within};
 use crate::extract::TestMethod;
 
-pub(super) fn resolve(file: SourceFile, tests: &[TestMethod]) -> Vec<Vec<ContextUnit>> {
-    let rust = RustFile::new(file.source, file.tree.root_node(), tests);
-    tests.iter().map(|test| rust.context(test)).collect()
+/// A Rust file read once, ready to resolve any of its tests.
+pub(super) struct RustContext<'s> {
+    file: RustFile<'s>,
+}
+
+impl<'s> RustContext<'s> {
+    pub(super) fn new(file: SourceFile<'s>, tests: &[TestMethod]) -> RustContext<'s> {
+        let file = RustFile::new(file.source, file.tree.root_node(), tests);
+        RustContext { file }
+    }
+
+    pub(super) fn units(&self, test: &TestMethod) -> Vec<ContextUnit> {
+        self.file.context(test)
+    }
 }
 
 impl RustFile<'_> {

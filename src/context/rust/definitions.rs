@@ -5,11 +5,14 @@
 //! counts as a call.
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
-use crate::context::syntax::{children, contains, last_segment, named_children, preorder, text};
+use crate::context::syntax::{
+    Kinds, children, contains, last_segment, named_children, preorder, text,
+};
 use crate::extract::TestMethod;
 
 /// Parameter attributes of an rstest test that fill the parameter without a fixture.
@@ -181,7 +184,7 @@ impl<'s> RustFile<'s> {
     ) {
         let mut modules: Vec<usize> = vec![0];
         let mut owners: Vec<(Range<usize>, &str)> = Vec::new();
-        preorder(root, |node| {
+        preorder(root, walked_kinds(root), |node| {
             let range = node.byte_range();
             while modules.len() > 1
                 && modules
@@ -347,4 +350,13 @@ fn calls_in_tokens<'s>(source: &'s str, token_tree: Node) -> Vec<(usize, Vec<&'s
         calls.push((name.start_byte(), path, on_self));
     }
     calls
+}
+
+/// The kinds the walk over the whole file stops at.
+fn walked_kinds(root: Node) -> &'static Kinds {
+    static KINDS: OnceLock<Kinds> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let names = ["mod_item", "impl_item", "call_expression", "token_tree"];
+        Kinds::new(&root.language(), &names)
+    })
 }

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
@@ -9,7 +10,7 @@ use tree_sitter::Node;
 use super::annotations::read_annotations;
 use crate::context::ContextKind;
 use crate::context::syntax::{
-    child_of_kind, contains, last_segment, named_children, preorder, text,
+    Kinds, child_of_kind, contains, last_segment, named_children, preorder, text,
 };
 use crate::extract::TestMethod;
 
@@ -92,7 +93,7 @@ impl<'s> JavaFile<'s> {
         let mut members = Vec::new();
         let mut calls = Vec::new();
         let mut open: Vec<usize> = Vec::new();
-        preorder(root, |node| {
+        preorder(root, walked_kinds(root), |node| {
             let range = node.byte_range();
             while open
                 .last()
@@ -343,4 +344,20 @@ fn index_members<'s>(source: &'s str, body: Node, class: usize, members: &mut Ve
             _ => {}
         }
     }
+}
+
+/// The kinds the walk over the whole file stops at.
+fn walked_kinds(root: Node) -> &'static Kinds {
+    static KINDS: OnceLock<Kinds> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let names = [
+            "class_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "record_declaration",
+            "method_invocation",
+            "method_reference",
+        ];
+        Kinds::new(&root.language(), &names)
+    })
 }

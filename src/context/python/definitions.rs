@@ -1,12 +1,13 @@
 //! Reads a Python file's functions, classes, module-level assignments and call sites.
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap as HashMap;
 use tree_sitter::Node;
 
 use super::pytest::{self, Fixture, Marks};
-use crate::context::syntax::{contains, last_segment, named_children, preorder, text};
+use crate::context::syntax::{Kinds, contains, last_segment, named_children, preorder, text};
 
 /// A function or method defined at module or class level.
 pub(super) struct Function<'s> {
@@ -72,6 +73,8 @@ pub(super) struct PythonFile<'s> {
     pub(super) mros: Vec<Vec<usize>>,
     pub(super) module_marks: Marks<'s>,
     pub(super) function_by_name_start: HashMap<usize, usize>,
+    /// The `autouse` fixtures, wherever they are defined.
+    pub(super) autouse: Vec<usize>,
 }
 
 /// A unit of Python code: a function or a module-level assignment of one of the files.
@@ -97,6 +100,7 @@ impl<'s> PythonFile<'s> {
             mros: Vec::new(),
             module_marks: Marks::default(),
             function_by_name_start: HashMap::default(),
+            autouse: Vec::new(),
         };
         let mut class_starts: HashMap<usize, usize> = HashMap::default();
         // Blocks still to read, with the class they are the body of.
@@ -208,6 +212,9 @@ impl<'s> PythonFile<'s> {
         if let Some(class) = class {
             self.methods.insert((class, name), index);
         }
+        if fixture.as_ref().is_some_and(|fixture| fixture.autouse) {
+            self.autouse.push(index);
+        }
         self.function_by_name_start
             .insert(name_node.start_byte(), index);
         self.functions.push(Function {
@@ -266,7 +273,7 @@ impl<'s> PythonFile<'s> {
 
     fn index_calls(&mut self, source: &'s str, root: Node, class_starts: &HashMap<usize, usize>) {
         let mut open: Vec<usize> = Vec::new();
-        preorder(root, |node| {
+        preorder(root, walked_kinds(root), |node| {
             let range = node.byte_range();
             while open
                 .last()
@@ -368,4 +375,13 @@ impl<'s> PythonFile<'s> {
             .map(Item::Assignment);
         assignment.or_else(|| self.module_functions.get(name).copied().map(Item::Function))
     }
+}
+
+/// The kinds the walk over the whole file stops at.
+fn walked_kinds(root: Node) -> &'static Kinds {
+    static KINDS: OnceLock<Kinds> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let names = ["class_definition", "decorated_definition", "call"];
+        Kinds::new(&root.language(), &names)
+    })
 }
