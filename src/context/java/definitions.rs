@@ -192,7 +192,8 @@ impl<'s> JavaFile<'s> {
             .map(|class| {
                 let mut scope: Vec<usize> = Vec::new();
                 let mut around = Some(class);
-                while let Some(class) = around.filter(|_| scope.len() < classes.len()) {
+                // Outer classes come before the classes they hold: the chain ends.
+                while let Some(class) = around {
                     for &member_of in &hierarchies[class] {
                         if !scope.contains(&member_of) {
                             scope.push(member_of);

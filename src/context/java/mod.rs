@@ -146,15 +146,14 @@ impl<'s> JavaFile<'s> {
         }
     }
 
-    /// The methods called `name` seen from `class`: those of its scope (hierarchy and enclosing
-    /// classes), or else any of the file, since overloads and odd layouts are rare enough.
+    /// The methods called `name` that an unqualified call in `class` reaches: those of its scope
+    /// (its hierarchy and its enclosing classes'). A method of that name elsewhere in the file is
+    /// another method: the call goes to one inherited from a class of another file.
     fn methods_from(&self, name: &str, class: Option<usize>) -> Vec<usize> {
-        let in_scope =
-            class.map_or_else(Vec::new, |class| self.methods_in(name, &self.scopes[class]));
-        if !in_scope.is_empty() {
-            return in_scope;
+        match class {
+            Some(class) => self.methods_in(name, &self.scopes[class]),
+            None => Vec::new(),
         }
-        self.methods_by_name.get(name).cloned().unwrap_or_default()
     }
 
     /// The methods called `name` declared in one of `classes`.
@@ -194,6 +193,14 @@ mod tests {
         let found = units_by_test(Language::Java, source, &[]);
         let units = found.into_iter().find(|(name, _)| name == test);
         units.map(|(_, units)| units).unwrap_or_default()
+    }
+
+    #[test]
+    fn an_unqualified_call_reaches_only_methods_in_scope() {
+        // `Other.cleanUp` is no method of `T`'s scope: `cleanUp()` is inherited from `Base`.
+        let source = "class T extends Base {\n  @Test void t() { cleanUp(); }\n}\n\
+                      class Other {\n  void cleanUp() {}\n}\n";
+        assert!(units_of(source, "t").is_empty());
     }
 
     #[test]

@@ -165,7 +165,7 @@ impl<'s> PythonFile<'s> {
         file.mros = (0..file.classes.len())
             .map(|class| file.method_resolution_order(class))
             .collect();
-        file.index_calls(source, root, &class_starts);
+        file.read_calls(source, root, &class_starts);
         file
     }
 
@@ -271,7 +271,7 @@ impl<'s> PythonFile<'s> {
         }
     }
 
-    fn index_calls(&mut self, source: &'s str, root: Node, class_starts: &HashMap<usize, usize>) {
+    fn read_calls(&mut self, source: &'s str, root: Node, class_starts: &HashMap<usize, usize>) {
         let mut open: Vec<usize> = Vec::new();
         preorder(root, walked_kinds(root), |node| {
             let range = node.byte_range();
@@ -302,11 +302,7 @@ impl<'s> PythonFile<'s> {
                             let receiver = match (object.kind(), text(source, object)) {
                                 ("identifier", "self" | "cls") => Receiver::Instance,
                                 ("identifier", class_name) => Receiver::Named(class_name),
-                                ("call", called)
-                                    if called.replace(char::is_whitespace, "") == "super()" =>
-                                {
-                                    Receiver::Super
-                                }
+                                ("call", _) if calls_super(source, object) => Receiver::Super,
                                 _ => return,
                             };
                             (name, receiver)
@@ -375,6 +371,12 @@ impl<'s> PythonFile<'s> {
             .map(Item::Assignment);
         assignment.or_else(|| self.module_functions.get(name).copied().map(Item::Function))
     }
+}
+
+/// Whether `call` is `super()`.
+fn calls_super(source: &str, call: Node) -> bool {
+    let function = call.child_by_field_name("function");
+    function.is_some_and(|function| text(source, function) == "super")
 }
 
 /// The kinds the walk over the whole file stops at.

@@ -10,6 +10,7 @@ use rustc_hash::FxHashSet as HashSet;
 
 use self::definitions::{Item, PythonFile, Receiver};
 use self::pytest::Level;
+use super::syntax::contains;
 use super::{ContextKind, ContextUnit, Graph, SourceFile, Step, breadth_first, within};
 use crate::extract::TestMethod;
 
@@ -41,7 +42,7 @@ const CLASS_SET_UP: [(&str, ContextKind); 10] = [
     ("teardown_class", ContextKind::TearDown),
 ];
 
-/// A file of the call (0 for the test's file, `i + 1` for the i-th `conftest.py`) and an item.
+/// Which file (0 for the test's file, `i + 1` for the i-th `conftest.py`) and which item in it.
 type Key = (usize, Item);
 
 /// A Python file and its `conftest.py` files read once, ready to resolve any of its tests.
@@ -74,6 +75,8 @@ impl<'s> PythonContext<'s> {
 struct TestScope<'a, 's> {
     files: &'a [PythonFile<'s>],
     test_name_starts: &'a HashSet<usize>,
+    /// The test's own definition, when the file's definitions hold it.
+    function: Option<usize>,
     class: Option<usize>,
     levels: Vec<Level>,
 }
@@ -85,13 +88,16 @@ impl<'a, 's> TestScope<'a, 's> {
         test: &TestMethod,
     ) -> TestScope<'a, 's> {
         let own = &files[0];
-        let class = match own.function_by_name_start.get(&test.name_range.start) {
-            Some(&function) => own.functions[function].class,
+        let function = own
+            .function_by_name_start
+            .get(&test.name_range.start)
+            .copied();
+        let class = match function {
+            Some(function) => own.functions[function].class,
             // A test the file's definitions do not hold (broken code): the innermost class around it.
             None => {
                 let classes = own.classes.iter().enumerate();
-                let around =
-                    classes.filter(|(_, class)| super::syntax::contains(&class.range, &test.range));
+                let around = classes.filter(|(_, class)| contains(&class.range, &test.range));
                 around
                     .max_by_key(|(_, class)| class.range.start)
                     .map(|(index, _)| index)
@@ -100,6 +106,7 @@ impl<'a, 's> TestScope<'a, 's> {
         TestScope {
             files,
             test_name_starts,
+            function,
             class,
             levels: pytest::levels(files, class),
         }
@@ -107,18 +114,12 @@ impl<'a, 's> TestScope<'a, 's> {
 
     fn context(&self, test: &TestMethod) -> Vec<ContextUnit> {
         let own = &self.files[0];
-        let function = own
-            .function_by_name_start
-            .get(&test.name_range.start)
-            .copied();
         let mut roots = Vec::new();
-        let is_method = self.class.is_some();
-        let module_set_up = MODULE_SET_UP.iter().chain(if is_method {
-            &[][..]
-        } else {
-            &FUNCTION_SET_UP[..]
-        });
-        for &(name, kind) in module_set_up {
+        let function_set_up: &[_] = match self.class {
+            Some(_) => &[],
+            None => &FUNCTION_SET_UP,
+        };
+        for &(name, kind) in MODULE_SET_UP.iter().chain(function_set_up) {
             roots.extend(own.module_functions.get(name).map(|&index| Step {
                 key: (0, Item::Function(index)),
                 kind,
@@ -141,7 +142,7 @@ impl<'a, 's> TestScope<'a, 's> {
                 }
             }
         }
-        let test_function = function.map(|function| &own.functions[function]);
+        let test_function = self.function.map(|function| &own.functions[function]);
         let marks = test_function
             .map(|function| &function.marks)
             .into_iter()
@@ -175,7 +176,7 @@ impl<'a, 's> TestScope<'a, 's> {
         self.helpers(0, &test.range, &mut roots);
         breadth_first(
             self,
-            function.map(|function| (0, Item::Function(function))),
+            self.function.map(|function| (0, Item::Function(function))),
             roots,
         )
     }

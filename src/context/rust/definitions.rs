@@ -42,7 +42,7 @@ pub(super) struct Function<'s> {
 
 pub(super) struct Call<'s> {
     pub(super) at: usize,
-    /// `["foo"]`, `["super", "foo"]`, `["Self", "foo"]`, `["server", "start"]`.
+    /// `["foo"]`, `["super", "foo"]`, `["Self", "foo"]`, `["support", "free_port"]`.
     pub(super) path: Vec<&'s str>,
     /// `self.name(...)`: a method of the `impl` block around the call.
     pub(super) on_self: bool,
@@ -133,7 +133,7 @@ impl<'s> RustFile<'s> {
             file.function_by_name_start
                 .insert(function.name_start, index);
         }
-        file.index_calls(source, root, &module_starts, &impl_owners);
+        file.read_calls(source, root, &module_starts, &impl_owners);
         file
     }
 
@@ -175,7 +175,7 @@ impl<'s> RustFile<'s> {
         });
     }
 
-    fn index_calls(
+    fn read_calls(
         &mut self,
         source: &'s str,
         root: Node,

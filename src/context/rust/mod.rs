@@ -74,9 +74,10 @@ impl RustFile<'_> {
     /// Appends a helper step for every function of the file that a call in `range` runs.
     fn helpers(&self, range: &Range<usize>, found: &mut Vec<Step<usize>>) {
         for call in within(&self.calls, |call| call.at, range) {
-            let called = match call.on_self {
-                true => self.methods(call.owner, call.path.last().copied().unwrap_or_default()),
-                false => self.resolve_path(&call.path, call.module, call.owner),
+            let called = if call.on_self {
+                self.methods(call.owner, call.path.last().copied().unwrap_or_default())
+            } else {
+                self.resolve_path(&call.path, call.module, call.owner)
             };
             found.extend(called.into_iter().map(|key| Step {
                 key,
