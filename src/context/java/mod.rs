@@ -9,8 +9,9 @@ use std::ops::Range;
 use rustc_hash::FxHashSet as HashSet;
 
 use self::definitions::{JavaFile, Member, MemberKind, ParameterSource, Receiver};
+use super::graph::{Graph, Step, breadth_first, within};
 use super::syntax::{contains, last_segment};
-use super::{ContextKind, ContextUnit, Graph, SourceFile, Step, breadth_first, within};
+use super::{ContextKind, ContextUnit, SourceFile};
 use crate::extract::TestMethod;
 
 /// A Java file read once, ready to resolve any of its tests.

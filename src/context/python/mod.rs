@@ -10,8 +10,9 @@ use rustc_hash::FxHashSet as HashSet;
 
 use self::definitions::{Item, PythonFile, Receiver};
 use self::pytest::Level;
+use super::graph::{Graph, Step, breadth_first, within};
 use super::syntax::contains;
-use super::{ContextKind, ContextUnit, Graph, SourceFile, Step, breadth_first, within};
+use super::{ContextKind, ContextUnit, SourceFile};
 use crate::extract::TestMethod;
 
 /// Module-level functions that run around every test of the module (pytest and unittest).

@@ -9,8 +9,9 @@ mod definitions;
 use std::ops::Range;
 
 use self::definitions::RustFile;
+use super::graph::{Graph, Step, breadth_first, within};
 use super::syntax::contains;
-use super::{ContextKind, ContextUnit, Graph, SourceFile, Step, breadth_first, within};
+use super::{ContextKind, ContextUnit, SourceFile};
 use crate::extract::TestMethod;
 
 /// A Rust file read once, ready to resolve any of its tests.
