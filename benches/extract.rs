@@ -2,10 +2,13 @@
 //!
 //! Run with `cargo bench --bench extract`. It prints the median of repeated runs for a full parse
 //! and extraction, an extraction from a kept tree, and the per-keystroke path of the language
-//! server: edit the kept tree, re-parse incrementally, extract.
+//! server: edit the kept tree, re-parse incrementally, extract. Then, on the same files with
+//! set-up, fixtures and helpers added, the context of tests from a kept tree: reading the file,
+//! resolving one test (what a keystroke needs), resolving every test (what `check` needs).
 
 use std::time::{Duration, Instant};
 
+use flakesense::context::{self, Resolver, SourceFile};
 use flakesense::extract::{extract_tests, extract_tests_from_tree, parse};
 use flakesense::language::Language;
 use tree_sitter::{InputEdit, Point};
@@ -39,6 +42,26 @@ fn generated_file(language: Language) -> String {
     }
     source.push_str(close);
     source
+}
+
+/// The generated file with what its tests run besides their bodies: set-up, fixtures, a field,
+/// and the `compute` and `done` helpers every test calls, which call each other.
+fn generated_file_with_context(language: Language) -> String {
+    let (anchor, context) = match language {
+        Language::Java => (
+            "class GeneratedTest {\n",
+            "class GeneratedTest {\n    private final List<Integer> list = new ArrayList<>();\n\n    @BeforeEach\n    void setUp() throws Exception {\n        prepare();\n    }\n\n    private void prepare() {\n        done();\n    }\n\n    private int compute(int x, int y) {\n        return scale(x) * y;\n    }\n\n    private int scale(int x) {\n        return x;\n    }\n\n    private void done() {\n        compute(1, 1);\n    }\n\n",
+        ),
+        Language::Python => (
+            "class TestGenerated:\n",
+            "def compute(x, y):\n    return scale(x) * y\n\n\ndef scale(x):\n    return x\n\n\ndef done():\n    compute(1, 1)\n\n\n@pytest.fixture\ndef port():\n    return 0\n\n\nclass TestGenerated:\n    @pytest.fixture(autouse=True)\n    def server(self, port):\n        return port\n\n    def setup_method(self):\n        self.values = []\n\n",
+        ),
+        Language::Rust => (
+            "mod tests {\n",
+            "mod tests {\n    fn compute(x: i32, y: i32) -> i32 {\n        scale(x) * y\n    }\n\n    fn scale(x: i32) -> i32 {\n        x\n    }\n\n    fn done() {\n        compute(1, 1);\n    }\n\n",
+        ),
+    };
+    generated_file(language).replacen(anchor, context, 1)
 }
 
 fn median(mut run: impl FnMut()) -> Duration {
@@ -92,6 +115,33 @@ fn main() {
         });
         println!(
             "{language:<6} {} lines, {TESTS} tests: parse and extract {full:?}, extract from a tree {from_tree:?}, keystroke {keystroke:?}",
+            source.lines().count()
+        );
+    }
+    for language in Language::ALL {
+        let source = generated_file_with_context(language);
+        let Some(tree) = parse(language, &source, None) else {
+            panic!("the {language} grammar loads");
+        };
+        let tests = extract_tests_from_tree(language, "f", &source, &tree).tests;
+        assert_eq!(tests.len(), TESTS);
+        let file = SourceFile {
+            source: &source,
+            tree: &tree,
+        };
+        let read = median(|| {
+            Resolver::new(language, file, &[], &tests);
+        });
+        let resolver = Resolver::new(language, file, &[], &tests);
+        let middle = &tests[TESTS / 2];
+        let one = median(|| assert!(resolver.context(middle).len() >= 3));
+        let every = median(|| {
+            let contexts = context::resolve(language, file, &[], &tests);
+            // Every test reaches `compute` and `done`, and `scale` through `compute`.
+            assert!(contexts.iter().all(|units| units.len() >= 3));
+        });
+        println!(
+            "{language:<6} {} lines, {TESTS} tests: read for context {read:?}, one test's context {one:?}, every test's context {every:?}",
             source.lines().count()
         );
     }

@@ -19,6 +19,8 @@
 //! - [`signals`] is the catalogue of static flakiness signals, and [`prior`] the regression over
 //!   them that a shipped model uses for projects it has never seen, weighing each signal by its
 //!   [`prevalence`] among the project's tests.
+//! - [`context`] finds what a test runs besides its own body (set-up and tear-down, fields,
+//!   fixtures, parameter sources, helpers of its file), so that the signals found there count for it.
 //! - [`lsp`] is the language server, the only module that knows the protocol's types;
 //!   [`cli`] is the command line; [`config`] the settings both front ends share; [`files`] reads
 //!   source files from disk; [`line_index`] converts byte offsets to lines and columns.
@@ -32,6 +34,7 @@ pub mod category;
 pub mod check;
 pub mod cli;
 pub mod config;
+pub mod context;
 pub mod dataset;
 pub mod embed;
 pub mod eval;

@@ -1,0 +1,269 @@
+//! What a test runs besides its own body: set-up and tear-down, field initialisers, fixtures,
+//! parameter sources and the helpers of its file it calls, so that a risk found there counts for
+//! the test and the evidence can say where.
+//!
+//! The module is pure: callers parse the files (the test's own and, for Python, the `conftest.py`
+//! files that [`conftest_candidates`] names) and get back, per test, the [`ContextUnit`]s it runs.
+//! Nothing here fails or panics on broken code; the intact parts of a file still resolve.
+//!
+//! A [`Resolver`] reads the file once (definitions by name, call sites by offset) and then
+//! follows each test's references breadth first, so a unit keeps the smallest depth at which
+//! it is reached, and the bounds ([`MAX_HELPER_DEPTH`], [`MAX_DEPTH`], [`MAX_UNITS`]) drop the
+//! farthest units first.
+
+mod graph;
+mod java;
+mod python;
+mod rust;
+mod syntax;
+
+use std::ops::Range;
+
+use crate::extract::TestMethod;
+use crate::language::Language;
+
+/// Helpers are followed through at most this many calls: a helper the test calls directly is at
+/// depth 1, a helper that one calls at depth 2, and so on.
+pub const MAX_HELPER_DEPTH: u8 = 3;
+
+/// Any other unit (a fixture requested by a fixture, a parameter source of a fixture) is followed
+/// down to this depth.
+pub const MAX_DEPTH: u8 = 4;
+
+/// At most this many units per test, the nearest kept: a test whose helpers reach half the file
+/// would otherwise be judged as the whole file.
+pub const MAX_UNITS: usize = 32;
+
+/// Why a test runs a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ContextKind {
+    /// Runs before the test: JUnit `@Before*`, TestNG `@Before*`, JUnit 3 and unittest `setUp`,
+    /// pytest's `setup_method` and its kin, a Java test class's constructor.
+    SetUp,
+    /// Runs after the test: the `@After*` and `tearDown` twins of [`ContextKind::SetUp`].
+    TearDown,
+    /// A Java field initialiser or initializer block of the test's class.
+    Field,
+    /// A pytest or rstest fixture the test requests, directly or through other fixtures.
+    Fixture,
+    /// Where the test's parameters come from: a `@MethodSource` factory, a TestNG
+    /// `@DataProvider`, the value a `@pytest.mark.parametrize` names.
+    ParameterSource,
+    /// A function or method of the same file that the test, or another unit, calls.
+    Helper,
+}
+
+/// One piece of code a test runs besides its own body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextUnit {
+    pub kind: ContextKind,
+    /// What the evidence calls it: `setUp`, `server` (a fixture, by the name tests request),
+    /// `startServer` (a helper), `client` (a field), `static initializer`.
+    pub name: String,
+    /// `None`: the test's own file; `Some(i)`: the i-th extra file given to [`resolve`].
+    pub file: Option<usize>,
+    /// Byte range of the unit's whole code in that file, annotations and decorators included.
+    pub range: Range<usize>,
+    /// 1 for what the test uses directly, 2 for what that uses, and so on.
+    pub depth: u8,
+}
+
+/// A parsed file: its text and the tree-sitter tree of that text.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceFile<'a> {
+    pub source: &'a str,
+    pub tree: &'a tree_sitter::Tree,
+}
+
+/// For each test (same order as `tests`), the units it runs besides its own body, nearest first
+/// (by depth, then file, then position), each unit once and never the test itself.
+///
+/// `tests` are the tests extracted from `file`. `conftests` are the `conftest.py` files that
+/// apply to a Python file, nearest directory first (see [`conftest_candidates`]); other
+/// languages ignore them. A file whose tree is not of `language` gives no units.
+pub fn resolve(
+    language: Language,
+    file: SourceFile,
+    conftests: &[SourceFile],
+    tests: &[TestMethod],
+) -> Vec<Vec<ContextUnit>> {
+    let resolver = Resolver::new(language, file, conftests, tests);
+    tests.iter().map(|test| resolver.context(test)).collect()
+}
+
+/// A file read for resolving its tests' context: its definitions by name and its call sites.
+/// Reading walks the file once; resolving a test then touches only what the test reaches, so a
+/// caller that needs one test (the edited one) pays for one.
+pub struct Resolver<'a> {
+    definitions: Definitions<'a>,
+}
+
+enum Definitions<'a> {
+    Java(java::JavaContext<'a>),
+    Python(python::PythonContext<'a>),
+    Rust(rust::RustContext<'a>),
+    /// A tree of another language than the one asked for.
+    Foreign,
+}
+
+impl<'a> Resolver<'a> {
+    /// Reads `file` and, for Python, the `conftest.py` files that apply to it, nearest directory
+    /// first (see [`conftest_candidates`]). `tests` are all the tests extracted from `file`: none
+    /// of them is ever a unit of another.
+    pub fn new(
+        language: Language,
+        file: SourceFile<'a>,
+        conftests: &[SourceFile<'a>],
+        tests: &[TestMethod],
+    ) -> Resolver<'a> {
+        let grammar = language.grammar();
+        let definitions = match language {
+            _ if *file.tree.language() != grammar => Definitions::Foreign,
+            Language::Java => Definitions::Java(java::JavaContext::new(file, tests)),
+            Language::Python => {
+                let conftests: Vec<SourceFile> = conftests
+                    .iter()
+                    .copied()
+                    .filter(|conftest| *conftest.tree.language() == grammar)
+                    .collect();
+                Definitions::Python(python::PythonContext::new(file, &conftests, tests))
+            }
+            Language::Rust => Definitions::Rust(rust::RustContext::new(file, tests)),
+        };
+        Resolver { definitions }
+    }
+
+    /// The units `test` (one of the file's tests) runs besides its own body, nearest first (by
+    /// depth, then file, then position), each unit once and never the test itself.
+    pub fn context(&self, test: &TestMethod) -> Vec<ContextUnit> {
+        match &self.definitions {
+            Definitions::Java(java) => java.units(test),
+            Definitions::Python(python) => python.units(test),
+            Definitions::Rust(rust) => rust.units(test),
+            Definitions::Foreign => Vec::new(),
+        }
+    }
+}
+
+/// The repository-relative paths where pytest looks for `conftest.py` files that apply to the test
+/// file at `relative_path`, nearest directory first: `a/b/test_x.py` gives `a/b/conftest.py`,
+/// `a/conftest.py` and `conftest.py`. Callers read the ones that exist and pass them, in this
+/// order, to [`resolve`].
+pub fn conftest_candidates(relative_path: &str) -> Vec<String> {
+    let segments: Vec<&str> = relative_path
+        .split(['/', '\\'])
+        .filter(|segment| !segment.is_empty() && *segment != ".")
+        .collect();
+    let directories = segments.len().saturating_sub(1);
+    (0..=directories)
+        .rev()
+        .map(|depth| {
+            let mut path = segments[..depth].join("/");
+            if !path.is_empty() {
+                path.push('/');
+            }
+            path.push_str("conftest.py");
+            path
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::{extract_tests_from_tree, parse};
+
+    /// Resolves `source` with `conftests` (nearest first) and lists, per test by name, its units
+    /// as `Kind name depth`, with `conftest i` after the units of the i-th conftest.
+    pub(super) fn units_by_test(
+        language: Language,
+        source: &str,
+        conftests: &[&str],
+    ) -> Vec<(String, Vec<String>)> {
+        let parse = |source: &str| parse(language, source, None).expect("the grammars load");
+        let tree = parse(source);
+        let conftest_trees: Vec<tree_sitter::Tree> = conftests.iter().map(|c| parse(c)).collect();
+        let conftest_files: Vec<SourceFile> = conftests
+            .iter()
+            .zip(&conftest_trees)
+            .map(|(source, tree)| SourceFile { source, tree })
+            .collect();
+        let tests = extract_tests_from_tree(language, "t", source, &tree).tests;
+        let file = SourceFile {
+            source,
+            tree: &tree,
+        };
+        let contexts = resolve(language, file, &conftest_files, &tests);
+        let describe = |unit: &ContextUnit| {
+            let place = unit.file.map(|file| format!(" conftest {file}"));
+            let place = place.unwrap_or_default();
+            format!("{:?} {} {}{place}", unit.kind, unit.name, unit.depth)
+        };
+        let units = contexts
+            .iter()
+            .map(|units| units.iter().map(describe).collect());
+        tests
+            .iter()
+            .map(|test| test.name.clone())
+            .zip(units)
+            .collect()
+    }
+
+    #[test]
+    fn empty_files_have_no_context() {
+        for language in Language::ALL {
+            assert!(units_by_test(language, "", &[""]).is_empty());
+            let file = "";
+            let tree = parse(language, file, None).expect("the grammars load");
+            let source = SourceFile {
+                source: file,
+                tree: &tree,
+            };
+            assert!(resolve(language, source, &[], &[]).is_empty());
+        }
+    }
+
+    #[test]
+    fn broken_code_still_resolves_its_intact_parts() {
+        let cases = [
+            (
+                Language::Java,
+                "class T {\n  @Before void setUp() { connect(); }\n  void connect() {}\n  \
+                 void helper() {}\n  @Test void a() { helper(); }\n  void broken( { \n}\n",
+                "a",
+                &["SetUp setUp 1", "Helper helper 1", "Helper connect 2"][..],
+            ),
+            (
+                Language::Python,
+                "def helper():\n    pass\n\nclass Broken(:\n    pass\n\ndef test_a():\n    helper()\n",
+                "test_a",
+                &["Helper helper 1"][..],
+            ),
+            (
+                Language::Rust,
+                "fn helper() {}\n#[test]\nfn a() { helper(); }\nfn broken( {\n",
+                "a",
+                &["Helper helper 1"][..],
+            ),
+        ];
+        for (language, source, test, expected) in cases {
+            let found = units_by_test(language, source, &[]);
+            let units = found.iter().find(|(name, _)| name == test);
+            let units = units.map(|(_, units)| units.as_slice()).unwrap_or_default();
+            assert_eq!(units, expected, "{language}");
+        }
+    }
+
+    #[test]
+    fn conftest_candidates_go_from_the_nearest_directory_to_the_root() {
+        assert_eq!(
+            conftest_candidates("a/b/test_x.py"),
+            ["a/b/conftest.py", "a/conftest.py", "conftest.py"]
+        );
+        assert_eq!(conftest_candidates("test_x.py"), ["conftest.py"]);
+        assert_eq!(
+            conftest_candidates("./tests//test_x.py"),
+            ["tests/conftest.py", "conftest.py"]
+        );
+    }
+}

@@ -1,0 +1,293 @@
+//! Python: the set-up and tear-down (unittest and pytest's xunit style), fixtures, parameter
+//! sources and helpers a test runs, from its file and the `conftest.py` files above it.
+
+mod definitions;
+mod pytest;
+
+use std::ops::Range;
+
+use rustc_hash::FxHashSet as HashSet;
+
+use self::definitions::{Item, PythonFile, Receiver};
+use self::pytest::Level;
+use super::graph::{Graph, Step, breadth_first, within};
+use super::syntax::contains;
+use super::{ContextKind, ContextUnit, SourceFile};
+use crate::extract::TestMethod;
+
+/// Module-level functions that run around every test of the module (pytest and unittest).
+const MODULE_SET_UP: [(&str, ContextKind); 4] = [
+    ("setup_module", ContextKind::SetUp),
+    ("setUpModule", ContextKind::SetUp),
+    ("teardown_module", ContextKind::TearDown),
+    ("tearDownModule", ContextKind::TearDown),
+];
+
+/// Module-level functions that run around every test function, not methods (pytest).
+const FUNCTION_SET_UP: [(&str, ContextKind); 2] = [
+    ("setup_function", ContextKind::SetUp),
+    ("teardown_function", ContextKind::TearDown),
+];
+
+/// Methods that run around every test of their class (unittest, pytest's xunit style).
+const CLASS_SET_UP: [(&str, ContextKind); 10] = [
+    ("setUp", ContextKind::SetUp),
+    ("setUpClass", ContextKind::SetUp),
+    ("asyncSetUp", ContextKind::SetUp),
+    ("setup_method", ContextKind::SetUp),
+    ("setup_class", ContextKind::SetUp),
+    ("tearDown", ContextKind::TearDown),
+    ("tearDownClass", ContextKind::TearDown),
+    ("asyncTearDown", ContextKind::TearDown),
+    ("teardown_method", ContextKind::TearDown),
+    ("teardown_class", ContextKind::TearDown),
+];
+
+/// Which file (0 for the test's file, `i + 1` for the i-th `conftest.py`) and which item in it.
+type Key = (usize, Item);
+
+/// A Python file and its `conftest.py` files read once, ready to resolve any of its tests.
+pub(super) struct PythonContext<'s> {
+    /// The test's file, then the `conftest.py` files from the nearest directory up.
+    files: Vec<PythonFile<'s>>,
+    test_name_starts: HashSet<usize>,
+}
+
+impl<'s> PythonContext<'s> {
+    pub(super) fn new(
+        file: SourceFile<'s>,
+        conftests: &[SourceFile<'s>],
+        tests: &[TestMethod],
+    ) -> PythonContext<'s> {
+        let files = std::iter::once(file).chain(conftests.iter().copied());
+        let files = files.map(|file| PythonFile::new(file.source, file.tree.root_node()));
+        PythonContext {
+            files: files.collect(),
+            test_name_starts: tests.iter().map(|test| test.name_range.start).collect(),
+        }
+    }
+
+    pub(super) fn units(&self, test: &TestMethod) -> Vec<ContextUnit> {
+        TestScope::new(&self.files, &self.test_name_starts, test).context(test)
+    }
+}
+
+/// One test's view of the files: which fixtures it sees, and which definitions are tests.
+struct TestScope<'a, 's> {
+    files: &'a [PythonFile<'s>],
+    test_name_starts: &'a HashSet<usize>,
+    /// The test's own definition, when the file's definitions hold it.
+    function: Option<usize>,
+    class: Option<usize>,
+    levels: Vec<Level>,
+}
+
+impl<'a, 's> TestScope<'a, 's> {
+    fn new(
+        files: &'a [PythonFile<'s>],
+        test_name_starts: &'a HashSet<usize>,
+        test: &TestMethod,
+    ) -> TestScope<'a, 's> {
+        let own = &files[0];
+        let function = own
+            .function_by_name_start
+            .get(&test.name_range.start)
+            .copied();
+        let class = match function {
+            Some(function) => own.functions[function].class,
+            // A test the file's definitions do not hold (broken code): the innermost class around it.
+            None => {
+                let classes = own.classes.iter().enumerate();
+                let around = classes.filter(|(_, class)| contains(&class.range, &test.range));
+                around
+                    .max_by_key(|(_, class)| class.range.start)
+                    .map(|(index, _)| index)
+            }
+        };
+        TestScope {
+            files,
+            test_name_starts,
+            function,
+            class,
+            levels: pytest::levels(files, class),
+        }
+    }
+
+    fn context(&self, test: &TestMethod) -> Vec<ContextUnit> {
+        let own = &self.files[0];
+        let mut roots = Vec::new();
+        let function_set_up: &[_] = match self.class {
+            Some(_) => &[],
+            None => &FUNCTION_SET_UP,
+        };
+        for &(name, kind) in MODULE_SET_UP.iter().chain(function_set_up) {
+            roots.extend(own.module_functions.get(name).map(|&index| Step {
+                key: (0, Item::Function(index)),
+                kind,
+            }));
+        }
+        if let Some(class) = self.class {
+            for &(name, kind) in &CLASS_SET_UP {
+                roots.extend(own.method(own.mro(class), name).map(|index| Step {
+                    key: (0, Item::Function(index)),
+                    kind,
+                }));
+            }
+        }
+        // Autouse fixtures first, as pytest sets them up first.
+        for (position, level) in self.levels.iter().enumerate() {
+            let file = &self.files[level.file];
+            for &index in &file.autouse {
+                if file.functions[index].class == level.class {
+                    roots.push(self.fixture_step(position, index));
+                }
+            }
+        }
+        let test_function = self.function.map(|function| &own.functions[function]);
+        let marks = test_function
+            .map(|function| &function.marks)
+            .into_iter()
+            .chain(self.levels.iter().filter(|level| level.file == 0).map(
+                |level| match level.class {
+                    Some(class) => &own.classes[class].marks,
+                    None => &own.module_marks,
+                },
+            ));
+        let mut parametrized: Vec<&str> = Vec::new();
+        for marks in marks {
+            for name in &marks.usefixtures {
+                roots.extend(self.requested(name, 0));
+            }
+            for name in &marks.sources {
+                roots.extend(own.parameter_source(name).map(|item| Step {
+                    key: (0, item),
+                    kind: ContextKind::ParameterSource,
+                }));
+            }
+            parametrized.extend(&marks.parametrized);
+        }
+        for parameter in test_function
+            .map(|function| function.parameters.as_slice())
+            .unwrap_or_default()
+        {
+            if !parametrized.contains(parameter) {
+                roots.extend(self.requested(parameter, 0));
+            }
+        }
+        self.helpers(0, &test.range, &mut roots);
+        breadth_first(
+            self,
+            self.function.map(|function| (0, Item::Function(function))),
+            roots,
+        )
+    }
+
+    /// The fixture `name` requested from `levels[from..]`.
+    fn requested(&self, name: &str, from: usize) -> Option<Step<Key>> {
+        let (position, function) = pytest::find_fixture(self.files, &self.levels, name, from)?;
+        Some(self.fixture_step(position, function))
+    }
+
+    fn fixture_step(&self, position: usize, function: usize) -> Step<Key> {
+        Step {
+            key: (self.levels[position].file, Item::Function(function)),
+            kind: ContextKind::Fixture,
+        }
+    }
+
+    /// Appends a helper step for each function or method of `file` that a call in `range` runs.
+    fn helpers(&self, file: usize, range: &Range<usize>, found: &mut Vec<Step<Key>>) {
+        let python = &self.files[file];
+        for call in within(&python.calls, |call| call.at, range) {
+            let caller_mro = call
+                .class
+                .map(|class| python.mro(class))
+                .unwrap_or_default();
+            let function = match call.receiver {
+                Receiver::Module => python.module_functions.get(call.name).copied(),
+                Receiver::Instance => python.method(caller_mro, call.name),
+                Receiver::Super => {
+                    python.method(caller_mro.get(1..).unwrap_or_default(), call.name)
+                }
+                Receiver::Named(class_name) => python
+                    .classes_by_name
+                    .get(class_name)
+                    .and_then(|&class| python.method(python.mro(class), call.name)),
+            };
+            found.extend(function.map(|function| Step {
+                key: (file, Item::Function(function)),
+                kind: ContextKind::Helper,
+            }));
+        }
+    }
+}
+
+impl Graph for TestScope<'_, '_> {
+    type Key = Key;
+
+    fn locate(&self, (file, item): Key) -> (Option<usize>, &str, Range<usize>) {
+        let python = &self.files[file];
+        let (name, range) = match item {
+            Item::Function(index) => {
+                let function = &python.functions[index];
+                let name = function
+                    .fixture
+                    .as_ref()
+                    .map_or(function.name, |fixture| fixture.name);
+                (name, function.range.clone())
+            }
+            Item::Assignment(index) => (
+                python.assignments[index].name,
+                python.assignments[index].range.clone(),
+            ),
+        };
+        (file.checked_sub(1), name, range)
+    }
+
+    fn is_test(&self, (file, item): Key) -> bool {
+        match item {
+            Item::Function(index) => {
+                file == 0
+                    && self
+                        .test_name_starts
+                        .contains(&self.files[0].functions[index].name_start)
+            }
+            Item::Assignment(_) => false,
+        }
+    }
+
+    fn runs(&self, step: Step<Key>, found: &mut Vec<Step<Key>>) {
+        let (file, item) = step.key;
+        let python = &self.files[file];
+        let range = match item {
+            Item::Function(index) => &python.functions[index].range,
+            Item::Assignment(index) => &python.assignments[index].range,
+        };
+        self.helpers(file, range, found);
+        let Item::Function(index) = item else {
+            return;
+        };
+        let function = &python.functions[index];
+        let (ContextKind::Fixture, Some(fixture)) = (step.kind, &function.fixture) else {
+            return;
+        };
+        // A fixture requesting its own name extends the one it overrides, further out.
+        let own_level = self
+            .levels
+            .iter()
+            .position(|level| level.file == file && level.class == function.class);
+        for parameter in &function.parameters {
+            let from = match own_level {
+                Some(position) if *parameter == fixture.name => position + 1,
+                _ => 0,
+            };
+            found.extend(self.requested(parameter, from));
+        }
+        for name in &fixture.params {
+            found.extend(python.parameter_source(name).map(|item| Step {
+                key: (file, item),
+                kind: ContextKind::ParameterSource,
+            }));
+        }
+    }
+}

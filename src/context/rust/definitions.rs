@@ -1,0 +1,362 @@
+//! Reads a Rust file's inline modules, functions and call sites.
+//!
+//! Calls are read from the syntax tree and from the token trees of macro invocations, since most
+//! of a test's calls sit inside `assert!`-like macros: `name(` or `path::name(` in a token tree
+//! counts as a call.
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use tree_sitter::Node;
+
+use crate::context::syntax::{
+    Kinds, children, contains, last_segment, named_children, preorder, text,
+};
+use crate::extract::TestMethod;
+
+/// Parameter attributes of an rstest test that fill the parameter without a fixture.
+const NOT_FIXTURE_ATTRIBUTES: [&str; 3] = ["case", "values", "files"];
+
+/// The file (index 0) or an inline module of it.
+pub(super) struct Module<'s> {
+    pub(super) name: &'s str,
+    pub(super) range: Range<usize>,
+    pub(super) parent: Option<usize>,
+}
+
+pub(super) struct Function<'s> {
+    pub(super) name: &'s str,
+    pub(super) name_start: usize,
+    /// Attributes directly before it included.
+    pub(super) range: Range<usize>,
+    pub(super) module: usize,
+    /// The type of the `impl` block it is declared in.
+    pub(super) owner: Option<&'s str>,
+    /// A `#[fixture]`.
+    pub(super) fixture: bool,
+    /// The fixtures it requests: for `#[rstest]` tests and fixtures, the parameters not filled
+    /// by `#[case]`, `#[values]` or `#[files]`.
+    pub(super) requests: Vec<&'s str>,
+}
+
+pub(super) struct Call<'s> {
+    pub(super) at: usize,
+    /// `["foo"]`, `["super", "foo"]`, `["Self", "foo"]`, `["support", "free_port"]`.
+    pub(super) path: Vec<&'s str>,
+    /// `self.name(...)`: a method of the `impl` block around the call.
+    pub(super) on_self: bool,
+    pub(super) module: usize,
+    pub(super) owner: Option<&'s str>,
+}
+
+/// The modules, functions and call sites of one Rust file.
+pub(super) struct RustFile<'s> {
+    pub(super) modules: Vec<Module<'s>>,
+    pub(super) functions: Vec<Function<'s>>,
+    pub(super) calls: Vec<Call<'s>>,
+    pub(super) functions_by_name: HashMap<&'s str, Vec<usize>>,
+    pub(super) function_by_name_start: HashMap<usize, usize>,
+    pub(super) test_name_starts: HashSet<usize>,
+}
+
+impl<'s> RustFile<'s> {
+    pub(super) fn new(source: &'s str, root: Node, tests: &[TestMethod]) -> RustFile<'s> {
+        let mut file = RustFile {
+            modules: vec![Module {
+                name: "",
+                range: root.byte_range(),
+                parent: None,
+            }],
+            functions: Vec::new(),
+            calls: Vec::new(),
+            functions_by_name: HashMap::default(),
+            function_by_name_start: HashMap::default(),
+            test_name_starts: tests.iter().map(|test| test.name_range.start).collect(),
+        };
+        // Item lists still to read, with their module and the type of their `impl` block.
+        let mut lists: Vec<(Node, usize, Option<&'s str>)> = vec![(root, 0, None)];
+        let mut module_starts: HashMap<usize, usize> = HashMap::default();
+        let mut impl_owners: HashMap<usize, (Range<usize>, &'s str)> = HashMap::default();
+        while let Some((list, module, owner)) = lists.pop() {
+            let mut attributes: Vec<Node> = Vec::new();
+            for item in named_children(list) {
+                match item.kind() {
+                    "attribute_item" => attributes.push(item),
+                    "line_comment" | "block_comment" => {}
+                    "function_item" => {
+                        file.add_function(source, item, &attributes, module, owner);
+                        attributes.clear();
+                    }
+                    "mod_item" => {
+                        attributes.clear();
+                        let (Some(name), Some(body)) = (
+                            item.child_by_field_name("name"),
+                            item.child_by_field_name("body"),
+                        ) else {
+                            continue;
+                        };
+                        module_starts.insert(item.start_byte(), file.modules.len());
+                        lists.push((body, file.modules.len(), None));
+                        file.modules.push(Module {
+                            name: text(source, name),
+                            range: item.byte_range(),
+                            parent: Some(module),
+                        });
+                    }
+                    "impl_item" => {
+                        attributes.clear();
+                        let (Some(type_node), Some(body)) = (
+                            item.child_by_field_name("type"),
+                            item.child_by_field_name("body"),
+                        ) else {
+                            continue;
+                        };
+                        let type_name = type_name(text(source, type_node));
+                        impl_owners.insert(item.start_byte(), (item.byte_range(), type_name));
+                        lists.push((body, module, Some(type_name)));
+                    }
+                    // Items tree-sitter could not fit stay inside the error node.
+                    "ERROR" => {
+                        attributes.clear();
+                        lists.push((item, module, owner));
+                    }
+                    _ => attributes.clear(),
+                }
+            }
+        }
+        for (index, function) in file.functions.iter().enumerate() {
+            file.functions_by_name
+                .entry(function.name)
+                .or_default()
+                .push(index);
+            file.function_by_name_start
+                .insert(function.name_start, index);
+        }
+        file.read_calls(source, root, &module_starts, &impl_owners);
+        file
+    }
+
+    fn add_function(
+        &mut self,
+        source: &'s str,
+        function: Node,
+        attributes: &[Node],
+        module: usize,
+        owner: Option<&'s str>,
+    ) {
+        let Some(name) = function.child_by_field_name("name") else {
+            return;
+        };
+        let attribute_names: Vec<&str> = attributes
+            .iter()
+            .map(|&attribute| attribute_name(source, attribute))
+            .collect();
+        let fixture = attribute_names.contains(&"fixture");
+        let requests = if fixture || attribute_names.contains(&"rstest") {
+            function
+                .child_by_field_name("parameters")
+                .map(|parameters| fixture_requests(source, parameters))
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let start = attributes
+            .first()
+            .map_or(function.start_byte(), Node::start_byte);
+        self.functions.push(Function {
+            name: text(source, name),
+            name_start: name.start_byte(),
+            range: start..function.end_byte(),
+            module,
+            owner,
+            fixture,
+            requests,
+        });
+    }
+
+    fn read_calls(
+        &mut self,
+        source: &'s str,
+        root: Node,
+        module_starts: &HashMap<usize, usize>,
+        impl_owners: &HashMap<usize, (Range<usize>, &'s str)>,
+    ) {
+        let mut modules: Vec<usize> = vec![0];
+        let mut owners: Vec<(Range<usize>, &str)> = Vec::new();
+        preorder(root, walked_kinds(root), |node| {
+            let range = node.byte_range();
+            while modules.len() > 1
+                && modules
+                    .last()
+                    .is_some_and(|&module| !contains(&self.modules[module].range, &range))
+            {
+                modules.pop();
+            }
+            while owners
+                .last()
+                .is_some_and(|(owner, _)| !contains(owner, &range))
+            {
+                owners.pop();
+            }
+            let module = modules.last().copied().unwrap_or(0);
+            let owner = owners.last().map(|&(_, owner)| owner);
+            let mut call = |at: usize, path: Vec<&'s str>, on_self: bool| {
+                self.calls.push(Call {
+                    at,
+                    path,
+                    on_self,
+                    module,
+                    owner,
+                });
+            };
+            match node.kind() {
+                "mod_item" => modules.extend(module_starts.get(&range.start)),
+                "impl_item" => owners.extend(impl_owners.get(&range.start).cloned()),
+                "call_expression" => {
+                    let Some(mut function) = node.child_by_field_name("function") else {
+                        return;
+                    };
+                    if function.kind() == "generic_function" {
+                        let Some(inner) = function.child_by_field_name("function") else {
+                            return;
+                        };
+                        function = inner;
+                    }
+                    match function.kind() {
+                        "identifier" | "scoped_identifier" => {
+                            let path = text(source, function);
+                            if !path.contains('<') {
+                                let at = function.end_byte();
+                                call(at, path.split("::").map(str::trim).collect(), false);
+                            }
+                        }
+                        "field_expression" => {
+                            let value = function.child_by_field_name("value");
+                            if let (Some("self"), Some(field)) = (
+                                value.map(|value| value.kind()),
+                                function.child_by_field_name("field"),
+                            ) {
+                                call(field.start_byte(), vec![text(source, field)], true);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                "token_tree" => {
+                    for (at, path, on_self) in calls_in_tokens(source, node) {
+                        call(at, path, on_self);
+                    }
+                }
+                _ => {}
+            }
+        });
+        self.calls.sort_by_key(|call| call.at);
+    }
+}
+
+/// The last segment of an attribute's path: `fixture` for `#[rstest::fixture]`.
+fn attribute_name<'s>(source: &'s str, attribute_item: Node) -> &'s str {
+    let path = attribute_item
+        .named_child(0)
+        .and_then(|attribute| attribute.named_child(0));
+    path.map_or("", |path| last_segment(text(source, path)))
+}
+
+/// `Server` from `Server`, `Server<T>`, `crate::Server` or `&mut Server`.
+fn type_name(type_text: &str) -> &str {
+    let base = type_text.split('<').next().unwrap_or(type_text);
+    last_segment(
+        base.trim_start_matches(['&', ' '])
+            .trim_start_matches("mut "),
+    )
+}
+
+/// The fixtures an rstest test or fixture requests through its parameters: a parameter named
+/// `x` requests `x`, `#[from(y)] x` requests `y`, and `#[case]`, `#[values]`, `#[files]` fill a
+/// parameter without a fixture.
+fn fixture_requests<'s>(source: &'s str, parameters: Node) -> Vec<&'s str> {
+    let mut requests = Vec::new();
+    let mut attributes: Vec<Node> = Vec::new();
+    for child in named_children(parameters) {
+        match child.kind() {
+            "attribute_item" => attributes.push(child),
+            "parameter" => {
+                let names: Vec<&str> = attributes
+                    .iter()
+                    .map(|&attribute| attribute_name(source, attribute))
+                    .collect();
+                let renamed = attributes
+                    .iter()
+                    .zip(&names)
+                    .find(|(_, name)| **name == "from")
+                    .and_then(|(attribute, _)| {
+                        let arguments =
+                            attribute.named_child(0)?.child_by_field_name("arguments")?;
+                        let first = named_children(arguments)
+                            .into_iter()
+                            .find(|token| token.kind() == "identifier")?;
+                        Some(text(source, first))
+                    });
+                let pattern = child
+                    .child_by_field_name("pattern")
+                    .filter(|pattern| pattern.kind() == "identifier");
+                if !names
+                    .iter()
+                    .any(|name| NOT_FIXTURE_ATTRIBUTES.contains(name))
+                {
+                    requests.extend(renamed.or(pattern.map(|pattern| text(source, pattern))));
+                }
+                attributes.clear();
+            }
+            _ => attributes.clear(),
+        }
+    }
+    requests
+}
+
+/// The calls written in a macro's token tree: `name (` and `a::b::name (`, and `self.name (`,
+/// each with the offset of its name. Nested token trees are read on their own.
+fn calls_in_tokens<'s>(source: &'s str, token_tree: Node) -> Vec<(usize, Vec<&'s str>, bool)> {
+    let tokens = children(token_tree);
+    let mut calls = Vec::new();
+    for (index, window) in tokens.windows(2).enumerate() {
+        let (name, arguments) = (window[0], window[1]);
+        let opens_call =
+            arguments.kind() == "token_tree" && text(source, arguments).starts_with('(');
+        if name.kind() != "identifier" || !opens_call {
+            continue;
+        }
+        let mut path = vec![text(source, name)];
+        let mut before = index;
+        while before >= 2
+            && tokens[before - 1].kind() == "::"
+            && matches!(
+                tokens[before - 2].kind(),
+                "identifier" | "self" | "super" | "crate"
+            )
+        {
+            path.insert(0, text(source, tokens[before - 2]));
+            before -= 2;
+        }
+        let mut on_self = false;
+        if before >= 1 && tokens[before - 1].kind() == "." {
+            // A method call: only one on `self` can be resolved without types.
+            if before < 2 || tokens[before - 2].kind() != "self" || path.len() > 1 {
+                continue;
+            }
+            on_self = true;
+        }
+        calls.push((name.start_byte(), path, on_self));
+    }
+    calls
+}
+
+/// The kinds the walk over the whole file stops at.
+fn walked_kinds(root: Node) -> &'static Kinds {
+    static KINDS: OnceLock<Kinds> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let names = ["mod_item", "impl_item", "call_expression", "token_tree"];
+        Kinds::new(&root.language(), &names)
+    })
+}

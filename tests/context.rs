@@ -1,0 +1,309 @@
+//! What each fixture test runs besides its own body (set-up, fields, fixtures, parameter sources,
+//! helpers), checked with snapshots, and resolution on hostile input.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use flakesense::context::{
+    ContextUnit, MAX_DEPTH, MAX_UNITS, Resolver, SourceFile, conftest_candidates, resolve,
+};
+use flakesense::extract::{decode_source, extract_tests_from_tree, parse};
+use flakesense::language::Language;
+
+/// The test files, as paths under `tests/fixtures/context/`.
+const FIXTURES: [&str; 6] = [
+    "java/AccountServiceTest.java",
+    "java/LegacyTests.java",
+    "java/ShippingNgTest.java",
+    "python/api/test_orders.py",
+    "python/test_accounts.py",
+    "rust/server_tests.rs",
+];
+
+const FIXTURE_ROOT: &str = "tests/fixtures/context";
+
+struct Parsed {
+    path: String,
+    source: String,
+    tree: tree_sitter::Tree,
+}
+
+fn parse_text(language: Language, path: &str, source: String) -> Parsed {
+    let tree = parse(language, &source, None).expect("the grammars load");
+    Parsed {
+        path: path.to_owned(),
+        source,
+        tree,
+    }
+}
+
+fn read(relative: &str) -> Option<Parsed> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(FIXTURE_ROOT)
+        .join(relative);
+    let bytes = std::fs::read(&path).ok()?;
+    let language = Language::from_path(&path).expect("fixtures have a known extension");
+    let (source, replaced) = decode_source(&bytes);
+    assert!(!replaced, "{relative} is valid UTF-8");
+    Some(parse_text(language, relative, source))
+}
+
+/// The `conftest.py` files that apply to a Python fixture, nearest first, as a caller finds them.
+fn conftests(relative: &str) -> Vec<Parsed> {
+    if !relative.ends_with(".py") {
+        return Vec::new();
+    }
+    let candidates = conftest_candidates(relative);
+    // The fixture tree's root stands for the repository's, so `python/` is the deepest it goes.
+    candidates
+        .iter()
+        .filter_map(|candidate| read(candidate))
+        .collect()
+}
+
+fn line_of(source: &str, offset: usize) -> usize {
+    source[..offset].matches('\n').count() + 1
+}
+
+/// Per test: its id, then each unit as `kind name (file:line, depth n)`.
+fn describe(test_file: &Parsed, conftests: &[Parsed]) -> String {
+    let language = Language::from_path(Path::new(&test_file.path)).expect("a known extension");
+    let extraction = extract_tests_from_tree(
+        language,
+        &test_file.path,
+        &test_file.source,
+        &test_file.tree,
+    );
+    let file = SourceFile {
+        source: &test_file.source,
+        tree: &test_file.tree,
+    };
+    let extra: Vec<SourceFile> = conftests
+        .iter()
+        .map(|conftest| SourceFile {
+            source: &conftest.source,
+            tree: &conftest.tree,
+        })
+        .collect();
+    let contexts = resolve(language, file, &extra, &extraction.tests);
+    assert_eq!(contexts.len(), extraction.tests.len());
+    let mut text = String::new();
+    for (test, units) in extraction.tests.iter().zip(&contexts) {
+        assert_consistent(test_file, conftests, &test.range, units);
+        let _ = writeln!(text, "{}", test.id);
+        if units.is_empty() {
+            let _ = writeln!(text, "  (nothing else)");
+        }
+        for unit in units {
+            let unit_file = unit.file.map_or(test_file, |index| &conftests[index]);
+            let _ = writeln!(
+                text,
+                "  {kind:?} {name} ({path}:{line}, depth {depth})",
+                kind = unit.kind,
+                name = unit.name,
+                path = unit_file.path,
+                line = line_of(&unit_file.source, unit.range.start),
+                depth = unit.depth,
+            );
+        }
+    }
+    text
+}
+
+/// What must hold for every unit of every test, whatever the input.
+fn assert_consistent(
+    test_file: &Parsed,
+    conftests: &[Parsed],
+    test: &std::ops::Range<usize>,
+    units: &[ContextUnit],
+) {
+    assert!(units.len() <= MAX_UNITS);
+    for (index, unit) in units.iter().enumerate() {
+        let unit_file = match unit.file {
+            None => test_file,
+            Some(index) => conftests.get(index).expect("the file index is one given"),
+        };
+        let source = &unit_file.source;
+        assert!(unit.range.start <= unit.range.end && unit.range.end <= source.len());
+        assert!(
+            source.is_char_boundary(unit.range.start) && source.is_char_boundary(unit.range.end)
+        );
+        assert!((1..=MAX_DEPTH).contains(&unit.depth), "{unit:?}");
+        assert!(
+            unit.file.is_some() || unit.range != *test,
+            "a test is not its own context"
+        );
+        let same = |other: &ContextUnit| other.file == unit.file && other.range == unit.range;
+        assert!(!units[..index].iter().any(same), "{unit:?} is listed twice");
+    }
+    let order: Vec<_> = units
+        .iter()
+        .map(|unit| (unit.depth, unit.file, unit.range.start))
+        .collect();
+    assert!(order.is_sorted(), "nearest units first");
+}
+
+fn snapshot(relative: &str) -> String {
+    let test_file = read(relative).expect("the fixture exists");
+    describe(&test_file, &conftests(relative))
+}
+
+#[test]
+fn java_junit5_set_up_fields_sources_and_helpers() {
+    insta::assert_snapshot!(snapshot("java/AccountServiceTest.java"));
+}
+
+#[test]
+fn java_junit4_rules_and_junit3_overridden_set_up() {
+    insta::assert_snapshot!(snapshot("java/LegacyTests.java"));
+}
+
+#[test]
+fn java_testng_life_cycle_and_data_providers() {
+    insta::assert_snapshot!(snapshot("java/ShippingNgTest.java"));
+}
+
+#[test]
+fn python_pytest_fixtures_through_two_conftest_files() {
+    insta::assert_snapshot!(snapshot("python/api/test_orders.py"));
+}
+
+#[test]
+fn python_unittest_set_up_in_a_base_class() {
+    insta::assert_snapshot!(snapshot("python/test_accounts.py"));
+}
+
+#[test]
+fn rust_helpers_and_rstest_fixtures() {
+    insta::assert_snapshot!(snapshot("rust/server_tests.rs"));
+}
+
+/// The unit lines of one test in a description.
+fn units_of<'a>(described: &'a str, test_id_suffix: &str) -> Vec<&'a str> {
+    let mut lines = described.lines();
+    let _ = lines.by_ref().find(|line| line.ends_with(test_id_suffix));
+    lines.take_while(|line| line.starts_with("  ")).collect()
+}
+
+#[test]
+fn the_nearer_conftest_overrides_the_farther_one() {
+    let described = snapshot("python/api/test_orders.py");
+    let units = units_of(&described, "::test_creates_an_order");
+    let servers: Vec<&&str> = units
+        .iter()
+        .filter(|line| line.contains("Fixture server "))
+        .collect();
+    assert_eq!(servers.len(), 1, "{units:#?}");
+    assert!(
+        servers[0].contains("(python/api/conftest.py:"),
+        "{units:#?}"
+    );
+}
+
+#[test]
+fn one_test_resolved_alone_gets_what_resolving_the_whole_file_gives_it() {
+    for relative in FIXTURES {
+        let test_file = read(relative).expect("the fixture exists");
+        let conftests = conftests(relative);
+        let language = Language::from_path(Path::new(relative)).expect("a known extension");
+        let tests =
+            extract_tests_from_tree(language, relative, &test_file.source, &test_file.tree).tests;
+        let file = SourceFile {
+            source: &test_file.source,
+            tree: &test_file.tree,
+        };
+        let extra: Vec<SourceFile> = conftests
+            .iter()
+            .map(|conftest| SourceFile {
+                source: &conftest.source,
+                tree: &conftest.tree,
+            })
+            .collect();
+        let all = resolve(language, file, &extra, &tests);
+        let resolver = Resolver::new(language, file, &extra, &tests);
+        for (test, units) in tests.iter().zip(&all).rev() {
+            assert_eq!(&resolver.context(test), units, "{}", test.id);
+        }
+    }
+}
+
+#[test]
+fn truncated_fixtures_never_yield_units_outside_their_files() {
+    for relative in FIXTURES {
+        let whole = read(relative).expect("the fixture exists");
+        let conftests = conftests(relative);
+        let language = Language::from_path(Path::new(relative)).expect("a known extension");
+        let bytes = whole.source.as_bytes();
+        // A prime step cuts through every kind of token; decoding repairs a cut character.
+        for end in (0..=bytes.len()).step_by(37) {
+            let (prefix, _) = decode_source(&bytes[..end]);
+            let prefix = parse_text(language, relative, prefix);
+            describe(&prefix, &conftests);
+        }
+    }
+}
+
+#[test]
+fn a_file_parsed_as_another_language_has_no_context() {
+    let python = read("python/test_accounts.py").expect("the fixture exists");
+    let java_tests = read("java/ShippingNgTest.java").expect("the fixture exists");
+    let extraction = extract_tests_from_tree(
+        Language::Java,
+        "ShippingNgTest.java",
+        &java_tests.source,
+        &java_tests.tree,
+    );
+    let file = SourceFile {
+        source: &python.source,
+        tree: &python.tree,
+    };
+    let contexts = resolve(Language::Java, file, &[], &extraction.tests);
+    assert_eq!(contexts.len(), extraction.tests.len());
+    assert!(contexts.iter().all(Vec::is_empty));
+}
+
+#[test]
+fn deeply_nested_code_does_not_break_resolution() {
+    let depth = 20_000;
+    let nested = |open: &str, inner: &str, close: &str| {
+        format!("{}{inner}{}", open.repeat(depth), close.repeat(depth))
+    };
+    let cases = [
+        (
+            Language::Java,
+            format!(
+                "class A {{ @Test void t() {{ int x = {}; helper(); }} void helper() {{}} }}",
+                nested("(", "1", ")")
+            ),
+        ),
+        (
+            Language::Python,
+            format!(
+                "def helper():\n    pass\n\ndef test_a():\n    x = {}\n    helper()\n",
+                nested("[", "", "]")
+            ),
+        ),
+        (
+            Language::Rust,
+            format!(
+                "fn helper() {{}}\n#[test]\nfn a() {{ {} helper(); }}\n",
+                nested("{", "", "}")
+            ),
+        ),
+    ];
+    for (language, source) in cases {
+        let path = format!(
+            "deep.{}",
+            ["java", "py", "rs"][Language::ALL
+                .iter()
+                .position(|l| *l == language)
+                .unwrap_or(0)]
+        );
+        let parsed = parse_text(language, &path, source);
+        let described = describe(&parsed, &[]);
+        assert!(
+            described.contains("Helper helper"),
+            "{language}: {described}"
+        );
+    }
+}
