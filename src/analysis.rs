@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::context;
 use crate::extract::{self, TestMethod};
 use crate::index::Index;
 use crate::language::Language;
@@ -133,20 +134,81 @@ impl<'a> SourceTree<'a> {
     }
 }
 
+/// A file read, parsed and scanned once and shared: a `conftest.py` many test files take their
+/// fixtures from.
+#[derive(Debug)]
+pub struct ParsedFile {
+    pub language: Language,
+    /// Repository-relative, `/`-separated.
+    pub path: String,
+    pub text: String,
+    pub tree: tree_sitter::Tree,
+    pub scan: FileScan,
+}
+
+impl ParsedFile {
+    pub fn new(language: Language, path: String, text: String) -> Option<ParsedFile> {
+        let tree = extract::parse(language, &text, None)?;
+        let scan = signals::scan(language, &text, &tree);
+        Some(ParsedFile {
+            language,
+            path,
+            text,
+            tree,
+            scan,
+        })
+    }
+}
+
 /// The signals of each test of a file (in the order given): in the test's own code and in what
-/// it runs.
-pub fn signals_of(file: &SourceTree<'_>, tests: &[TestMethod]) -> Vec<Signals> {
+/// it runs ([`context`]): set-up, fields, fixtures (found in its file and in `conftests`, the
+/// `conftest.py` files that apply to a Python file, nearest first), parameter sources, helpers.
+/// `tests` must be all the tests of the file: none is ever another's context.
+pub fn signals_of(
+    file: &SourceTree<'_>,
+    conftests: &[Arc<ParsedFile>],
+    tests: &[TestMethod],
+) -> Vec<Signals> {
+    let conftest_sources: Vec<context::SourceFile<'_>> = conftests
+        .iter()
+        .map(|conftest| context::SourceFile {
+            source: &conftest.text,
+            tree: &conftest.tree,
+        })
+        .collect();
+    let resolver = context::Resolver::new(
+        file.language,
+        context::SourceFile {
+            source: file.text,
+            tree: file.tree,
+        },
+        &conftest_sources,
+        tests,
+    );
     tests
         .iter()
         .map(|test| {
-            signals::detect_regions(
-                file.language,
-                &[Region {
-                    scan: &file.scan,
-                    range: test.range.clone(),
-                    place: Place::Test,
-                }],
-            )
+            let mut regions = vec![Region {
+                scan: &file.scan,
+                range: test.range.clone(),
+                place: Place::Test,
+            }];
+            for unit in resolver.context(test) {
+                let (scan, path) = match unit.file.and_then(|index| conftests.get(index)) {
+                    Some(conftest) => (&conftest.scan, Some(conftest.path.clone())),
+                    None => (&file.scan, None),
+                };
+                regions.push(Region {
+                    scan,
+                    range: unit.range,
+                    place: Place::Context {
+                        kind: unit.kind.describe(),
+                        name: unit.name,
+                        path,
+                    },
+                });
+            }
+            signals::detect_regions(file.language, &regions)
         })
         .collect()
 }
@@ -221,14 +283,20 @@ pub struct ReadTests {
     pub has_syntax_errors: bool,
 }
 
-/// Parses a file's text and finds its tests with the signals in what each runs.
-pub fn read_tests(language: Language, path: &str, source: &str) -> ReadTests {
+/// Parses a file's text and finds its tests with the signals in what each runs (`conftests`: see
+/// [`signals_of`]).
+pub fn read_tests(
+    language: Language,
+    path: &str,
+    source: &str,
+    conftests: &[Arc<ParsedFile>],
+) -> ReadTests {
     let Some(tree) = extract::parse(language, source, None) else {
         return ReadTests::default();
     };
     let extraction = extract::extract_tests_from_tree(language, path, source, &tree);
     let file = SourceTree::new(language, path, source, &tree);
-    let signals = signals_of(&file, &extraction.tests);
+    let signals = signals_of(&file, conftests, &extraction.tests);
     ReadTests {
         tests: extraction.tests,
         signals,
@@ -243,8 +311,9 @@ pub fn analyze_source(
     language: Language,
     path: &str,
     source: &str,
+    conftests: &[Arc<ParsedFile>],
 ) -> (Vec<TestReport>, bool) {
-    let read = read_tests(language, path, source);
+    let read = read_tests(language, path, source, conftests);
     (
         judge_tests(models, thresholds, read.tests, &read.signals),
         read.has_syntax_errors,

@@ -15,6 +15,7 @@ use crate::dataset::LabeledTest;
 use crate::files;
 use crate::language::Language;
 use crate::signals::Signals;
+use crate::workspace;
 
 /// A test of a repository with the signals of what it runs.
 #[derive(Debug, Clone)]
@@ -123,6 +124,9 @@ fn read_repository(language: Language, folder: &Path) -> Result<Repository> {
     // The snapshot: every test not known to be flaky, but those a fix changed (after their fix
     // they are often still flaky: a longer timeout is a common fix).
     let snapshot = folder.join("snapshot");
+    // Fixtures come from the snapshot's conftest files, for the snapshot's tests and for the
+    // fixed tests before their fix alike (a fix's folder holds only the files it changed).
+    let conftests = workspace::Conftests::new(&snapshot);
     let (paths, _) = files::walk_sources(
         std::slice::from_ref(&snapshot),
         &snapshot,
@@ -133,7 +137,7 @@ fn read_repository(language: Language, folder: &Path) -> Result<Repository> {
         .filter(|path| Language::from_path(path) == Some(language))
         .map(|path| {
             let relative = relative(&snapshot, path);
-            read_file(language, &project, path, &relative)
+            read_file(language, &project, path, &relative, &conftests)
                 .into_iter()
                 .filter(|test| !fixed_names.contains(&(relative.as_str(), bare_name(&test.test))))
                 .map(|mut test| {
@@ -157,7 +161,7 @@ fn read_repository(language: Language, folder: &Path) -> Result<Repository> {
     let mut missing = 0;
     for ((commit, path), rows) in by_file {
         let file = folder.join("fixes").join(&commit).join("before").join(&path);
-        let found = read_file(language, &project, &file, &path);
+        let found = read_file(language, &project, &file, &path, &conftests);
         let mut taken = HashSet::new();
         for row in rows {
             let line: usize = row.line_before.trim().parse().unwrap_or(0);
@@ -194,6 +198,7 @@ fn read_file(
     project: &str,
     path: &Path,
     relative: &str,
+    conftests: &workspace::Conftests,
 ) -> Vec<RepositoryTest> {
     let Ok(file) = files::read_source(path) else {
         return Vec::new();
@@ -201,7 +206,12 @@ fn read_file(
     if file.lossy || file.language != language {
         return Vec::new();
     }
-    let read = analysis::read_tests(language, relative, &file.text);
+    let read = analysis::read_tests(
+        language,
+        relative,
+        &file.text,
+        &conftests.for_file(language, relative),
+    );
     read.tests
         .into_iter()
         .zip(read.signals)

@@ -181,8 +181,9 @@ impl SignalPrior {
         let names = signals::feature_names(language);
         // Risks in the test and risks in its context; mitigations follow them.
         let risks = 2 * signals::patterns(language).count();
-        let tallies = tally(&names[..risks], examples);
-        let scaled = if share_weights_learnable(&tallies, examples) {
+        let groups = group(examples);
+        let tallies = tally(&names[..risks], &groups);
+        let scaled = if share_weights_learnable(&tallies, &groups) {
             risks
         } else {
             0
@@ -197,12 +198,12 @@ impl SignalPrior {
             .iter()
             .filter_map(|&penalty| {
                 let predictions =
-                    held_out_predictions(&names, scaled, &tallies, examples, penalty)?;
+                    held_out_predictions(&names, scaled, &tallies, &groups, penalty)?;
                 if whole {
-                    let repositories: Vec<(f64, bool)> = predictions
+                    let repositories: Vec<Prediction> = predictions
                         .iter()
-                        .zip(examples)
-                        .filter(|(_, example)| example.whole_repository)
+                        .zip(&groups)
+                        .filter(|(_, group)| group.example.whole_repository)
                         .map(|(prediction, _)| *prediction)
                         .collect();
                     let warning = alarm_threshold(&repositories, WARNING_ALARM_RATE)?;
@@ -221,9 +222,9 @@ impl SignalPrior {
             |(penalty, information, warning, _)| (penalty, information, warning),
         );
         let typical = typical_shares(&tallies, None);
-        let rows = design(&names, scaled, &tallies, &typical, examples);
+        let rows = design(&names, scaled, &tallies, &typical, &groups);
         let (bias, weights) = fit_logistic(
-            &aggregate(rows.iter().zip(examples)),
+            &aggregate(rows.iter().zip(&groups)),
             names.len() + scaled,
             penalty,
         );
@@ -251,16 +252,51 @@ impl SignalPrior {
 /// known, so most flaky tests must come from projects with stable tests too. Java's training
 /// data is mostly sets of flaky tests alone (IDoFT, FlakyCat): there the weights would be fitted
 /// on imputed shares, and measured, they cost Java what they gave Rust (models/README.md).
-fn share_weights_learnable(
-    tallies: &BTreeMap<&str, ProjectTally>,
-    examples: &[Example<'_>],
-) -> bool {
-    let flaky = examples.iter().filter(|example| example.flaky).count();
-    let known = examples
+fn share_weights_learnable(tallies: &BTreeMap<&str, ProjectTally>, groups: &[Group<'_>]) -> bool {
+    let flaky: f64 = groups
         .iter()
-        .filter(|example| example.flaky && tallies[example.project].stable)
-        .count();
-    2 * known > flaky
+        .filter(|group| group.example.flaky)
+        .map(|group| group.count)
+        .sum();
+    let known: f64 = groups
+        .iter()
+        .filter(|group| group.example.flaky && tallies[group.example.project].stable)
+        .map(|group| group.count)
+        .sum();
+    2.0 * known > flaky
+}
+
+/// Examples of one project with the same features and label, counted: the fit, the held-out
+/// predictions and the calibration work on these, many times fewer than the tests.
+#[derive(Debug, Clone)]
+struct Group<'a> {
+    example: Example<'a>,
+    count: f64,
+}
+
+fn group<'a>(examples: &[Example<'a>]) -> Vec<Group<'a>> {
+    let mut groups: BTreeMap<(&str, Vec<&str>, bool, bool), Group<'a>> = BTreeMap::new();
+    for example in examples {
+        let mut hits = example.hits.clone();
+        hits.sort_unstable();
+        let key = (example.project, hits, example.flaky, example.whole_repository);
+        groups
+            .entry(key)
+            .or_insert_with(|| Group {
+                example: example.clone(),
+                count: 0.0,
+            })
+            .count += 1.0;
+    }
+    groups.into_values().collect()
+}
+
+/// A held-out probability, its label and how many tests it stands for.
+#[derive(Debug, Clone, Copy)]
+struct Prediction {
+    probability: f64,
+    flaky: bool,
+    count: f64,
 }
 
 /// A project's tests and how many of them match each risk.
@@ -275,20 +311,22 @@ struct ProjectTally {
     flaky: bool,
 }
 
-fn tally<'a>(risks: &[&str], examples: &[Example<'a>]) -> BTreeMap<&'a str, ProjectTally> {
+fn tally<'a>(risks: &[&str], groups: &[Group<'a>]) -> BTreeMap<&'a str, ProjectTally> {
     let mut tallies: BTreeMap<&str, ProjectTally> = BTreeMap::new();
-    for example in examples {
+    for Group { example, count } in groups {
         let tally = tallies.entry(example.project).or_insert(ProjectTally {
             tests: 0.0,
             hits: vec![0.0; risks.len()],
             stable: false,
             flaky: false,
         });
-        tally.tests += 1.0;
+        tally.tests += count;
         tally.stable |= !example.flaky;
         tally.flaky |= example.flaky;
-        for (count, risk) in tally.hits.iter_mut().zip(risks) {
-            *count += f64::from(u8::from(example.hits.contains(risk)));
+        for (hits, risk) in tally.hits.iter_mut().zip(risks) {
+            if example.hits.contains(risk) {
+                *hits += count;
+            }
         }
     }
     tallies
@@ -329,7 +367,7 @@ fn design(
     scaled: usize,
     tallies: &BTreeMap<&str, ProjectTally>,
     typical: &[f64],
-    examples: &[Example<'_>],
+    groups: &[Group<'_>],
 ) -> Vec<Vec<(usize, f64)>> {
     let shares: BTreeMap<&str, Vec<f64>> = tallies
         .iter()
@@ -347,9 +385,9 @@ fn design(
             (*project, shares)
         })
         .collect();
-    examples
+    groups
         .iter()
-        .map(|example| {
+        .map(|Group { example, .. }| {
             let found = |i: &usize| example.hits.contains(&names[*i]);
             let plain = (0..names.len()).filter(found).map(|i| (i, 1.0));
             let relative = (0..scaled)
@@ -417,16 +455,16 @@ fn calibrated(probability: f64, information: f64, warning: f64) -> f64 {
 type Aggregated = Vec<(Vec<(usize, f64)>, bool, f64)>;
 
 fn aggregate<'r, 'e: 'r>(
-    rows: impl Iterator<Item = (&'r Vec<(usize, f64)>, &'r Example<'e>)>,
+    rows: impl Iterator<Item = (&'r Vec<(usize, f64)>, &'r Group<'e>)>,
 ) -> Aggregated {
     let mut counts: BTreeMap<(Vec<(usize, u64)>, bool), (Vec<(usize, f64)>, f64)> =
         BTreeMap::new();
-    for (row, example) in rows {
+    for (row, group) in rows {
         let key = (
             row.iter().map(|&(i, x)| (i, x.to_bits())).collect(),
-            example.flaky,
+            group.example.flaky,
         );
-        counts.entry(key).or_insert_with(|| (row.clone(), 0.0)).1 += 1.0;
+        counts.entry(key).or_insert_with(|| (row.clone(), 0.0)).1 += group.count;
     }
     counts
         .into_iter()
@@ -525,16 +563,16 @@ fn solve(mut matrix: Vec<Vec<f64>>, mut vector: Vec<f64>) -> Option<Vec<f64>> {
     Some(solution)
 }
 
-/// For every example (in order), the probability a fit with `penalty` that did not see its
-/// project gives it, and its label; examples of projects without both flaky and other tests get
-/// no held-out probability (NaN). `None` with fewer than two projects with both.
+/// For every group (in order), the probability a fit with `penalty` that did not see its project
+/// gives it; groups of projects without both flaky and other tests get none (NaN). `None` with
+/// fewer than two projects with both.
 fn held_out_predictions(
     names: &[&'static str],
     scaled: usize,
     tallies: &BTreeMap<&str, ProjectTally>,
-    examples: &[Example<'_>],
+    groups: &[Group<'_>],
     penalty: f64,
-) -> Option<Vec<(f64, bool)>> {
+) -> Option<Vec<Prediction>> {
     // Only projects with both flaky and other tests can show where the line between them lies;
     // each is held out in turn, as the leave-one-project-out protocol does. Sets of flaky tests
     // alone (IDoFT, FlakyCat) always stay in the fit: they still teach the regression.
@@ -546,71 +584,83 @@ fn held_out_predictions(
     if mixed.len() < 2 {
         return None;
     }
-    let mut predictions: Vec<(f64, bool)> = examples
+    let mut predictions: Vec<Prediction> = groups
         .iter()
-        .map(|example| (f64::NAN, example.flaky))
+        .map(|group| Prediction {
+            probability: f64::NAN,
+            flaky: group.example.flaky,
+            count: group.count,
+        })
         .collect();
-    let held_out: Vec<(&str, Vec<(usize, f64)>)> = mixed
+    let held_out: Vec<Vec<(usize, f64)>> = mixed
         .par_iter()
         .map(|held_out| {
             // The typical shares, too, come from the projects of the fit only.
             let typical = typical_shares(tallies, Some(held_out));
-            let rows = design(names, scaled, tallies, &typical, examples);
+            let rows = design(names, scaled, tallies, &typical, groups);
             let training = aggregate(
                 rows.iter()
-                    .zip(examples)
-                    .filter(|(_, example)| example.project != *held_out),
+                    .zip(groups)
+                    .filter(|(_, group)| group.example.project != *held_out),
             );
             let (bias, weights) = fit_logistic(&training, names.len() + scaled, penalty);
-            let probabilities = rows
-                .iter()
-                .zip(examples)
+            rows.iter()
+                .zip(groups)
                 .enumerate()
-                .filter(|(_, (_, example))| example.project == *held_out)
+                .filter(|(_, (_, group))| group.example.project == *held_out)
                 .map(|(position, (row, _))| {
                     let logit = bias + row.iter().map(|&(i, x)| weights[i] * x).sum::<f64>();
                     (position, sigmoid(logit))
                 })
-                .collect();
-            (*held_out, probabilities)
+                .collect()
         })
         .collect();
-    for (_, probabilities) in held_out {
-        for (position, probability) in probabilities {
-            predictions[position].0 = probability;
-        }
+    for (position, probability) in held_out.into_iter().flatten() {
+        predictions[position].probability = probability;
     }
     Some(predictions)
 }
 
-/// The probability above which at most `rate` of the predictions lie: flagging
-/// `probability > threshold` warns that share of the tests, or fewer where many tie.
-fn alarm_threshold(predictions: &[(f64, bool)], rate: f64) -> Option<f64> {
-    let mut probabilities: Vec<f64> = predictions
+/// The held-out predictions that have a probability, most probable first.
+fn ranked(predictions: &[Prediction]) -> Vec<Prediction> {
+    let mut ranked: Vec<Prediction> = predictions
         .iter()
-        .map(|(probability, _)| *probability)
-        .filter(|probability| !probability.is_nan())
+        .filter(|prediction| !prediction.probability.is_nan())
+        .copied()
         .collect();
-    if probabilities.is_empty() {
-        return None;
+    ranked.sort_by(|a, b| b.probability.total_cmp(&a.probability));
+    ranked
+}
+
+/// The probability above which at most `rate` of the tests lie: flagging
+/// `probability > threshold` warns that share of the tests, or fewer where many tie.
+fn alarm_threshold(predictions: &[Prediction], rate: f64) -> Option<f64> {
+    let ranked = ranked(predictions);
+    let total: f64 = ranked.iter().map(|prediction| prediction.count).sum();
+    let allowed = rate * total;
+    let mut flagged = 0.0;
+    for prediction in &ranked {
+        flagged += prediction.count;
+        if flagged > allowed {
+            return Some(prediction.probability);
+        }
     }
-    probabilities.sort_by(|a, b| b.total_cmp(a));
-    let allowed = (rate * probabilities.len() as f64).floor() as usize;
-    probabilities.get(allowed.min(probabilities.len() - 1)).copied()
+    ranked.last().map(|prediction| prediction.probability)
 }
 
 /// The share of flaky tests among `predictions` whose probability exceeds `threshold`.
-fn recall_above(predictions: &[(f64, bool)], threshold: f64) -> f64 {
-    let flaky = predictions.iter().filter(|(_, flaky)| *flaky).count();
-    let caught = predictions
+fn recall_above(predictions: &[Prediction], threshold: f64) -> f64 {
+    let flaky: f64 = predictions
         .iter()
-        .filter(|(probability, flaky)| *flaky && *probability > threshold)
-        .count();
-    if flaky == 0 {
-        0.0
-    } else {
-        caught as f64 / flaky as f64
-    }
+        .filter(|prediction| prediction.flaky)
+        .map(|prediction| prediction.count)
+        .sum();
+    let caught: f64 = predictions
+        .iter()
+        .filter(|prediction| prediction.flaky && prediction.probability > threshold)
+        .map(|prediction| prediction.count)
+        .sum();
+    if flaky == 0.0 { 0.0 } else { caught / flaky }
 }
 
 /// Matthews correlation of confusion counts (true and false positives, false and true negatives).
@@ -635,33 +685,32 @@ fn f1(tp: f64, fp: f64, fn_: f64, _tn: f64) -> f64 {
 /// The threshold at or above `floor` whose `probability > threshold` rule scores highest on
 /// `metric`, and that score.
 fn best_threshold(
-    predictions: &[(f64, bool)],
+    predictions: &[Prediction],
     floor: f64,
     metric: fn(f64, f64, f64, f64) -> f64,
 ) -> Option<(f64, f64)> {
-    let mut sorted: Vec<(f64, bool)> = predictions
+    let sorted = ranked(predictions);
+    let positives: f64 = sorted
         .iter()
-        .filter(|(probability, _)| !probability.is_nan())
-        .copied()
-        .collect();
-    sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let positives = sorted.iter().filter(|(_, flaky)| *flaky).count() as f64;
-    let negatives = sorted.len() as f64 - positives;
+        .filter(|prediction| prediction.flaky)
+        .map(|prediction| prediction.count)
+        .sum();
+    let negatives = sorted.iter().map(|prediction| prediction.count).sum::<f64>() - positives;
     let (mut true_positives, mut false_positives) = (0.0, 0.0);
     let mut best: Option<(f64, f64)> = None;
     let mut index = 0;
     while index < sorted.len() {
         // Flag every prediction tied at this probability together.
-        let threshold = sorted[index].0;
-        while index < sorted.len() && sorted[index].0 == threshold {
-            if sorted[index].1 {
-                true_positives += 1.0
+        let threshold = sorted[index].probability;
+        while index < sorted.len() && sorted[index].probability == threshold {
+            if sorted[index].flaky {
+                true_positives += sorted[index].count;
             } else {
-                false_positives += 1.0
+                false_positives += sorted[index].count;
             }
             index += 1;
         }
-        let next = sorted.get(index).map_or(0.0, |(p, _)| *p);
+        let next = sorted.get(index).map_or(0.0, |prediction| prediction.probability);
         if next < floor {
             break;
         }
@@ -700,19 +749,19 @@ mod tests {
         let mut examples = Vec::new();
         for project in ["a", "b", "c", "d"] {
             for i in 0..50 {
-                examples.push(example(&["fixed sleep"], i % 2 == 0, project));
+                examples.push(example(&["fixed-sleep"], i % 2 == 0, project));
                 examples.push(example(&[], i % 10 == 0, project));
-                examples.push(example(&["hash-ordered collection"], i % 10 == 0, project));
+                examples.push(example(&["unordered-iteration"], i % 10 == 0, project));
             }
         }
         let prior = SignalPrior::fit(Language::Java, &examples);
         let unknown = Prevalence::default();
-        assert!(prior.weight("fixed sleep", &unknown) > 1.0, "{prior:?}");
+        assert!(prior.weight("fixed-sleep", &unknown) > 1.0, "{prior:?}");
         assert!(
-            prior.weight("hash-ordered collection", &unknown).abs() < 0.3,
+            prior.weight("unordered-iteration", &unknown).abs() < 0.3,
             "{prior:?}"
         );
-        let sleep = prior.probability_of(&["fixed sleep"], &unknown);
+        let sleep = prior.probability_of(&["fixed-sleep"], &unknown);
         let nothing = prior.probability_of(&[], &unknown);
         assert!(sleep > 0.5 && nothing < 0.5, "{sleep} {nothing}");
         assert!(prior.warning_probability > 0.5 && prior.warning_probability < 1.0);
@@ -728,7 +777,7 @@ mod tests {
                 let sleeps = i % 10 == 0;
                 let flaky = if sleeps { i % 20 == 0 } else { i % 29 == 0 };
                 examples.push(example(
-                    if sleeps { &["fixed sleep"] } else { &[] },
+                    if sleeps { &["fixed-sleep"] } else { &[] },
                     flaky,
                     project,
                 ));
@@ -736,7 +785,7 @@ mod tests {
         }
         for project in ["common-1", "common-2", "common-3"] {
             for i in 0..60 {
-                examples.push(example(&["fixed sleep"], i % 12 == 0, project));
+                examples.push(example(&["fixed-sleep"], i % 12 == 0, project));
             }
         }
         let prior = SignalPrior::fit(Language::Java, &examples);
@@ -744,7 +793,7 @@ mod tests {
             prior
                 .share_weights
                 .iter()
-                .any(|(name, weight)| name == "fixed sleep" && *weight < 0.0),
+                .any(|(name, weight)| name == "fixed-sleep" && *weight < 0.0),
             "{prior:?}"
         );
         let sleeps = signals::detect(Language::Java, "void t() { Thread.sleep(100); }");
@@ -761,13 +810,13 @@ mod tests {
             prior.probability(&sleeps, &rare),
             prior.probability(&sleeps, &common)
         );
-        assert!(prior.weight("fixed sleep", &rare) > prior.weight("fixed sleep", &common));
+        assert!(prior.weight("fixed-sleep", &rare) > prior.weight("fixed-sleep", &common));
         // An unknown project is the typical one: between the two.
-        let typical = prior.share("fixed sleep", &Prevalence::default());
+        let typical = prior.share("fixed-sleep", &Prevalence::default());
         assert!(typical > 0.3 && typical < 0.7, "{typical}");
         // A single test says little about its project: its share stays near the typical one.
         let alone: Prevalence = [(Language::Java, &sleeps)].into_iter().collect();
-        let single = prior.share("fixed sleep", &alone);
+        let single = prior.share("fixed-sleep", &alone);
         assert!((single - typical).abs() < 0.1, "{single} {typical}");
     }
 
@@ -781,23 +830,25 @@ mod tests {
                 &[Category::OrderDependency]
             };
             examples.push(Example {
-                hits: vec!["fixed sleep"],
+                hits: vec!["fixed-sleep"],
                 flaky: true,
                 categories,
                 project: "a",
+                whole_repository: false,
             });
             examples.push(Example {
-                hits: vec!["wait on a latch, future or condition"],
+                hits: vec!["tight-wait"],
                 flaky: true,
                 categories: &[Category::AsyncWait],
                 project: "b",
+                whole_repository: false,
             });
             examples.push(example(&[], false, "a"));
         }
         let prior = SignalPrior::fit(Language::Java, &examples);
-        assert!(!prior.trusts_category_of("fixed sleep"), "5 of 20 agree");
+        assert!(!prior.trusts_category_of("fixed-sleep"), "5 of 20 agree");
         assert!(
-            prior.trusts_category_of("wait on a latch, future or condition"),
+            prior.trusts_category_of("tight-wait"),
             "20 of 20 agree"
         );
         assert!(

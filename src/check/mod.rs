@@ -165,7 +165,11 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     settings.changes = changes;
 
     let progress = Progress::new(targets.len() as u64, started);
-    let loaded: Vec<Loaded> = targets.par_iter().map(load_file).collect();
+    let conftests = workspace::Conftests::new(&workspace_root);
+    let loaded: Vec<Loaded> = targets
+        .par_iter()
+        .map(|target| load_file(target, &conftests))
+        .collect();
     if models.has_prior() {
         // However few tests are judged, the prior weighs their signals against the whole
         // workspace's, as the editor does; when every file is judged, they are at hand.
@@ -437,7 +441,7 @@ enum Loaded {
 }
 
 /// Reads a file and finds its tests.
-fn load_file(target: &Target) -> Loaded {
+fn load_file(target: &Target, conftests: &workspace::Conftests) -> Loaded {
     let skip = |kind: SkipKind, reason: String| FileOutcome {
         skipped: Some(SkippedFile {
             path: target.relative.clone(),
@@ -472,7 +476,12 @@ fn load_file(target: &Target) -> Loaded {
             "not valid UTF-8 (convert it to UTF-8 to have it checked)".to_string(),
         )));
     }
-    let read = analysis::read_tests(file.language, &target.relative, &file.text);
+    let read = analysis::read_tests(
+        file.language,
+        &target.relative,
+        &file.text,
+        &conftests.for_file(file.language, &target.relative),
+    );
     Loaded::Tests(file, read)
 }
 

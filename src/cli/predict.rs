@@ -102,6 +102,7 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
     let mut verdicts = Vec::new();
     let mut failures = 0;
     let mut prevalences: HashMap<PathBuf, Arc<Prevalence>> = HashMap::new();
+    let mut conftests: HashMap<PathBuf, workspace::Conftests> = HashMap::new();
     for path in &args.files {
         let file = match read_source(path) {
             Ok(file) => file,
@@ -118,10 +119,15 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
             );
         }
         let mut models = models_for(file.language, &extra)?;
+        let absolute = std::path::absolute(path)?;
+        let root = workspace::find_root(&absolute);
+        let conftests = conftests
+            .entry(root.clone())
+            .or_insert_with(|| workspace::Conftests::new(&root))
+            .for_file(file.language, &workspace::relative_path(&root, &absolute));
         if models.has_prior() {
             // A prior weighs a test's signals against those of its whole workspace, as
             // `flakesense check` and the editor do.
-            let root = workspace::find_root(&std::path::absolute(path)?);
             models.prevalence = match prevalences.get(&root) {
                 Some(prevalence) => prevalence.clone(),
                 None => {
@@ -139,6 +145,7 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
             file.language,
             &display.replace('\\', "/"),
             &file.text,
+            &conftests,
         );
         if has_syntax_errors {
             eprintln!("warning: {display} has syntax errors; judging the tests that parse");

@@ -53,6 +53,20 @@ pub enum ContextKind {
     Helper,
 }
 
+impl ContextKind {
+    /// How evidence names the kind: "set-up", "fixture", "helper".
+    pub fn describe(self) -> &'static str {
+        match self {
+            ContextKind::SetUp => "set-up",
+            ContextKind::TearDown => "tear-down",
+            ContextKind::Field => "field",
+            ContextKind::Fixture => "fixture",
+            ContextKind::ParameterSource => "parameter source",
+            ContextKind::Helper => "helper",
+        }
+    }
+}
+
 /// One piece of code a test runs besides its own body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextUnit {

@@ -3,6 +3,7 @@
 //! training side of each split only.
 
 pub mod metrics;
+pub mod repositories;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;

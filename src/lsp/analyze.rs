@@ -11,6 +11,7 @@ use tower_lsp_server::ls_types::{Diagnostic, Location, MessageType, Uri};
 use crate::analysis::{self, MAX_FILE_BYTES, Models, Severity, Thresholds};
 use crate::extract::{self, TestMethod};
 use crate::language::Language;
+use crate::workspace::Conftests;
 use crate::line_index::LineIndex;
 use crate::lsp::diagnostics;
 use crate::lsp::position::{PositionEncoding, TextLines};
@@ -90,6 +91,7 @@ struct Context {
     generation: u64,
     encoding: PositionEncoding,
     root: Option<PathBuf>,
+    conftests: Option<Arc<Conftests>>,
 }
 
 /// The outcome of an analysis run off the async threads.
@@ -250,6 +252,7 @@ async fn analyse(session: &Arc<Session>, uri: &Uri) -> Option<Result<Outcome, Sk
             generation: session.generation(),
             encoding: state.encoding,
             root: state.root.clone(),
+            conftests: state.conftests.clone(),
         }
     };
     let worker = session.clone();
@@ -339,7 +342,12 @@ fn judge_snapshot(session: &Session, snapshot: Snapshot, context: &Context) -> O
                 &snapshot.text,
                 tree,
             );
-            let signals = analysis::signals_of(&file, &extraction.tests);
+            let conftests = context
+                .conftests
+                .as_ref()
+                .map(|conftests| conftests.for_file(language, &snapshot.relative_path))
+                .unwrap_or_default();
+            let signals = analysis::signals_of(&file, &conftests, &extraction.tests);
             (extraction, signals)
         }
         None => (extract::Extraction::default(), Vec::new()),

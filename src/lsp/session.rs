@@ -17,6 +17,7 @@ use crate::language::Language;
 use crate::lsp::document::DocumentStore;
 use crate::lsp::position::PositionEncoding;
 use crate::prevalence::Prevalence;
+use crate::workspace::Conftests;
 
 /// How long the server waits for the client to answer one of its requests before going on
 /// without the answer.
@@ -68,6 +69,8 @@ impl SettingsLayers {
 pub struct State {
     /// The workspace root: the first workspace folder, else the root URI.
     pub root: Option<PathBuf>,
+    /// The workspace's `conftest.py` files, parsed once and again when they change on disk.
+    pub conftests: Option<Arc<Conftests>>,
     pub encoding: PositionEncoding,
     pub client_support: ClientSupport,
     pub layers: SettingsLayers,

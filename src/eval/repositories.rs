@@ -1,0 +1,99 @@
+//! Leave one repository out on whole repositories ([`crate::fixes`]): each repository's tests
+//! are judged by a signal prior fitted without it (on the labelled CSVs and the other
+//! repositories), and the figures are those a user of that repository would see: the share of
+//! its tests warned (the alarm rate) and the share of its tests later fixed for flakiness that
+//! were flagged before their fix (the recall). Only the prior judges: across projects the
+//! neighbours almost never come near enough to vote (models/README.md).
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::dataset::LabeledTest;
+use crate::fixes::Repository;
+use crate::language::Language;
+use crate::prevalence::Prevalence;
+use crate::prior::{Example, SignalPrior};
+use crate::signals::{self, Signals};
+
+/// What one held-out repository showed at each threshold.
+#[derive(Debug, Clone, Serialize)]
+pub struct RepositoryFigures {
+    pub project: String,
+    pub language: Language,
+    /// Tests not known to be flaky (the snapshot's).
+    pub tests: usize,
+    /// Tests fixed for flakiness, as they were before their fix.
+    pub fixed: usize,
+    /// Per threshold (in the order given): snapshot tests flagged, fixed tests flagged.
+    pub flagged: Vec<(usize, usize)>,
+}
+
+/// Judges every repository of `language` with a prior that did not see it, at each of `sigmas`.
+pub fn leave_one_repository_out(
+    language: Language,
+    labelled: &[LabeledTest],
+    repositories: &[Repository],
+    sigmas: &[f64],
+) -> Vec<RepositoryFigures> {
+    let labelled: Vec<&LabeledTest> = labelled
+        .iter()
+        .filter(|test| test.language == language)
+        .collect();
+    let detected: Vec<Signals> = labelled
+        .par_iter()
+        .map(|test| signals::detect(language, &test.code))
+        .collect();
+    let repositories: Vec<&Repository> = repositories
+        .iter()
+        .filter(|repository| repository.language == language)
+        .collect();
+    repositories
+        .par_iter()
+        .map(|held_out| {
+            let examples: Vec<Example<'_>> = labelled
+                .iter()
+                .zip(&detected)
+                .map(|(test, signals)| Example::new(test, signals))
+                .chain(
+                    repositories
+                        .iter()
+                        .filter(|repository| repository.project != held_out.project)
+                        .flat_map(|repository| &repository.tests)
+                        .map(|test| Example::in_repository(&test.test, &test.signals)),
+                )
+                .collect();
+            let prior = SignalPrior::fit(language, &examples);
+            // The repository's own tests say how common each signal is in it, as a workspace
+            // count does for a user.
+            let prevalence: Prevalence = held_out
+                .tests
+                .iter()
+                .map(|test| (language, &test.signals))
+                .collect();
+            let scores: Vec<(f64, bool)> = held_out
+                .tests
+                .iter()
+                .map(|test| (prior.score(&test.signals, &prevalence), test.test.flaky))
+                .collect();
+            let fixed = scores.iter().filter(|(_, flaky)| *flaky).count();
+            RepositoryFigures {
+                project: held_out.project.clone(),
+                language,
+                tests: scores.len() - fixed,
+                fixed,
+                flagged: sigmas
+                    .iter()
+                    .map(|&sigma| {
+                        let count = |flaky: bool| {
+                            scores
+                                .iter()
+                                .filter(|(score, is_flaky)| *is_flaky == flaky && *score > sigma)
+                                .count()
+                        };
+                        (count(false), count(true))
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
