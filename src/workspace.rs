@@ -1,12 +1,15 @@
 //! A project's own index of labelled tests, `.flakesense/index` at the workspace root: where it
 //! lives, how it is created, and what happens when it is damaged.
 
+use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rayon::prelude::*;
 
 use crate::embed::{Projection, Tokenizer};
-use crate::extract::{self, TestMethod};
+use crate::extract::{self, Discovery, PytestSettings, TestMethod};
 use crate::files;
 use crate::index::{Index, LoadError, ModelParams};
 use crate::prevalence::Prevalence;
@@ -44,20 +47,116 @@ pub fn find_root(start: &Path) -> PathBuf {
 const MAX_COUNTED_FILES: usize = 5_000;
 
 /// How common each signal is among the tests of the workspace at `root` (files matching
-/// `exclude` left out): what a shipped model's prior weighs signals by. Files that cannot be read
-/// are passed over; whoever judges them reports why.
+/// `exclude` left out, and Python files pytest would not collect): what a shipped model's prior
+/// weighs signals by. Files that cannot be read are passed over; whoever judges them reports why.
 pub fn prevalence(root: &Path, exclude: &globset::GlobSet) -> Prevalence {
     let (paths, _) = files::walk_sources(&[root.to_path_buf()], root, exclude);
+    let discoveries = Discoveries::new(root);
     let stride = paths.len().div_ceil(MAX_COUNTED_FILES).max(1);
     let sample: Vec<&PathBuf> = paths.iter().step_by(stride).collect();
     sample
         .par_iter()
         .filter_map(|path| Some((path, files::read_source(path).ok()?)))
         .filter(|(_, file)| !file.lossy)
-        .map(|(path, file)| {
-            tally(&extract::extract_tests(file.language, &path.to_string_lossy(), &file.text).tests)
+        .filter_map(|(path, file)| {
+            let discovery = discoveries.for_file(path);
+            discovery.collects_file(file.language, path).then(|| {
+                let path = path.to_string_lossy();
+                tally(
+                    &extract::extract_tests_with(file.language, &path, &file.text, &discovery)
+                        .tests,
+                )
+            })
         })
         .reduce(Prevalence::default, Prevalence::merged)
+}
+
+/// pytest configuration files larger than this are not read: real ones hold a few kilobytes, and
+/// a file at that path could be anything (`/dev/zero` behind a link).
+const MAX_PYTEST_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// How the test runners collect the tests of the file at `path` in the workspace at `root`: the
+/// pytest settings of the nearest pytest configuration file, looking in the file's directory and
+/// then in each parent up to `root`, as pytest looks for its configuration (all the way up for a
+/// file outside `root`). A file pytest would refuse (invalid TOML) gives pytest's defaults.
+pub fn discovery(root: &Path, path: &Path) -> Discovery {
+    Discoveries::new(root).for_file(path).as_ref().clone()
+}
+
+/// [`discovery`] for many files of one workspace, reading each directory's configuration once.
+#[derive(Debug)]
+pub struct Discoveries {
+    root: PathBuf,
+    by_directory: Mutex<HashMap<PathBuf, Arc<Discovery>>>,
+}
+
+impl Discoveries {
+    pub fn new(root: &Path) -> Discoveries {
+        Discoveries {
+            root: root.to_path_buf(),
+            by_directory: Mutex::default(),
+        }
+    }
+
+    pub fn for_file(&self, path: &Path) -> Arc<Discovery> {
+        match path.parent() {
+            Some(directory) => self.for_directory(directory),
+            None => Arc::default(),
+        }
+    }
+
+    fn for_directory(&self, directory: &Path) -> Arc<Discovery> {
+        let cached = self
+            .by_directory
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(directory)
+            .cloned();
+        if let Some(cached) = cached {
+            return cached;
+        }
+        let found = match pytest_settings_in(directory) {
+            Some(pytest) => Arc::new(Discovery { pytest }),
+            None => match directory.parent() {
+                Some(parent) if directory != self.root && !parent.as_os_str().is_empty() => {
+                    self.for_directory(parent)
+                }
+                _ => Arc::default(),
+            },
+        };
+        self.by_directory
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(directory.to_path_buf(), found.clone());
+        found
+    }
+}
+
+/// The pytest settings of the first configuration file of `directory` that holds a pytest
+/// section, in pytest's order.
+fn pytest_settings_in(directory: &Path) -> Option<PytestSettings> {
+    extract::PYTEST_CONFIG_FILES.iter().find_map(|name| {
+        let text = read_small_regular_file(&directory.join(name))?;
+        match PytestSettings::from_config_file(name, &text) {
+            Ok(settings) => settings,
+            Err(_) => Some(PytestSettings::default()),
+        }
+    })
+}
+
+/// The text of a regular file of at most [`MAX_PYTEST_CONFIG_BYTES`]; `None` for anything else.
+fn read_small_regular_file(path: &Path) -> Option<String> {
+    let metadata = std::fs::metadata(path).ok()?;
+    if !metadata.is_file() || metadata.len() > MAX_PYTEST_CONFIG_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_PYTEST_CONFIG_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// How common each signal is among some tests of a workspace.
@@ -193,6 +292,95 @@ mod tests {
             ProjectIndex::Unusable(_)
         ));
         assert!(path.exists());
+    }
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn the_nearest_pytest_configuration_up_to_the_root_wins() {
+        let workspace = tempfile::tempdir().unwrap();
+        let root = workspace.path().join("repo");
+        // Above the root: never read.
+        write(
+            &workspace.path().join("pytest.ini"),
+            "[pytest]\npython_functions = outside_\n",
+        );
+        write(
+            &root.join("setup.cfg"),
+            "[tool:pytest]\npython_classes = test_*\n",
+        );
+        // A pyproject.toml without a pytest table does not stop the search.
+        write(
+            &root.join("t/pyproject.toml"),
+            "[tool.black]\nline-length = 99\n",
+        );
+        write(
+            &root.join("t/unit/tox.ini"),
+            "[pytest]\npython_functions = check_\n",
+        );
+        write(
+            &root.join("t/unit/pytest.ini"),
+            "[pytest]\npython_functions = verify_\n",
+        );
+        let discoveries = Discoveries::new(&root);
+        let functions = |path: &str| {
+            discoveries
+                .for_file(&root.join(path))
+                .pytest
+                .functions()
+                .to_vec()
+        };
+        let classes = |path: &str| {
+            discoveries
+                .for_file(&root.join(path))
+                .pytest
+                .classes()
+                .to_vec()
+        };
+        assert_eq!(classes("t/test_a.py"), ["test_*"]);
+        assert_eq!(functions("t/test_a.py"), ["test"]);
+        // pytest.ini wins over tox.ini in its directory, and over setup.cfg further up.
+        assert_eq!(functions("t/unit/test_b.py"), ["verify_"]);
+        assert_eq!(classes("t/unit/deeper/test_c.py"), ["Test"]);
+        assert_eq!(
+            discovery(&root, &root.join("test_d.py")).pytest.classes(),
+            ["test_*"]
+        );
+        let bare = tempfile::tempdir().unwrap();
+        assert_eq!(
+            discovery(bare.path(), &bare.path().join("test_e.py")),
+            Discovery::default()
+        );
+    }
+
+    #[test]
+    fn unreadable_or_invalid_configuration_gives_defaults() {
+        let root = tempfile::tempdir().unwrap();
+        write(
+            &root.path().join("pyproject.toml"),
+            "[tool.pytest.ini_options\n",
+        );
+        write(
+            &root.path().join("a/setup.cfg"),
+            "[tool:pytest]\npython_classes = Check\n",
+        );
+        std::fs::create_dir_all(root.path().join("a/b/pytest.ini")).unwrap();
+        let discoveries = Discoveries::new(root.path());
+        assert_eq!(
+            *discoveries.for_file(&root.path().join("test_x.py")),
+            Discovery::default()
+        );
+        // A directory named pytest.ini is not a configuration file.
+        assert_eq!(
+            discoveries
+                .for_file(&root.path().join("a/b/test_x.py"))
+                .pytest
+                .classes(),
+            ["Check"]
+        );
     }
 
     #[test]

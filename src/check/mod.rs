@@ -500,6 +500,7 @@ fn judge_file(
         Extraction {
             tests,
             has_syntax_errors,
+            incomplete: None,
         },
     );
     let lines = LineIndex::new(&file.text);
