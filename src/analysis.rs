@@ -149,15 +149,16 @@ pub fn judge_tests(
         .collect()
 }
 
-/// Extracts and judges the tests of a file's text.
+/// Extracts, by the project's rules in `discovery`, and judges the tests of a file's text.
 pub fn analyze_source(
     models: &Models,
     thresholds: &Thresholds,
     language: Language,
     path: &str,
     source: &str,
+    discovery: &extract::Discovery,
 ) -> (Vec<TestReport>, bool) {
-    let extraction = extract::extract_tests(language, path, source);
+    let extraction = extract::extract_tests_with(language, path, source, discovery);
     let has_syntax_errors = extraction.has_syntax_errors;
     (
         judge_tests(models, thresholds, extraction),

@@ -150,8 +150,11 @@ fn discovery_snapshot(tree: &str) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/discovery")
         .join(tree);
-    let (paths, problems) =
-        flakesense::files::walk_sources(&[root.clone()], &root, &globset::GlobSet::empty());
+    let (paths, problems) = flakesense::files::walk_sources(
+        std::slice::from_ref(&root),
+        &root,
+        &globset::GlobSet::empty(),
+    );
     assert!(problems.is_empty(), "{problems:?}");
     let mut text = String::new();
     for path in paths {

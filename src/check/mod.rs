@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 use crate::analysis::{self, Models, Severity, Thresholds};
 use crate::config::Config;
-use crate::extract::{self, Extraction, TestMethod};
+use crate::extract::{self, Discovery, Extraction, Incomplete, TestMethod};
 use crate::files::{self, Skipped, SourceFile};
 use crate::index::Index;
 use crate::language::Language;
@@ -122,6 +122,9 @@ struct Target {
     base: Base,
     /// Named on the command line: a file that is not Java, Python or Rust is reported.
     named: bool,
+    /// Found by walking a directory: a Python file pytest would not collect (`python_files`) is
+    /// passed over, as pytest passes it over. Named files and the files of a change are judged.
+    walked: bool,
 }
 
 /// What judging one file gave.
@@ -132,6 +135,8 @@ struct FileOutcome {
     unchanged_tests: usize,
     skipped: Option<SkippedFile>,
     has_syntax_errors: bool,
+    /// Tests past the per-file bound were left out.
+    too_many_tests: Option<Incomplete>,
 }
 
 pub fn run(args: CheckArgs) -> Result<ExitCode> {
@@ -164,7 +169,11 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     settings.changes = changes;
 
     let progress = Progress::new(targets.len() as u64, started);
-    let loaded: Vec<Loaded> = targets.par_iter().map(load_file).collect();
+    let discoveries = workspace::Discoveries::new(&workspace_root);
+    let loaded: Vec<Loaded> = targets
+        .par_iter()
+        .map(|target| load_file(target, &discoveries))
+        .collect();
     if models.has_prior() {
         // However few tests are judged, the prior weighs their signals against the whole
         // workspace's, as the editor does; when every file is judged, they are at hand.
@@ -172,7 +181,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
             loaded
                 .par_iter()
                 .map(|loaded| match loaded {
-                    Loaded::Tests(_, extraction) => workspace::tally(&extraction.tests),
+                    Loaded::Tests(_, extraction, _) => workspace::tally(&extraction.tests),
                     Loaded::Done(_) => Prevalence::default(),
                 })
                 .reduce(Prevalence::default, Prevalence::merged)
@@ -185,8 +194,8 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         .zip(loaded)
         .map(|(target, loaded)| {
             let outcome = match loaded {
-                Loaded::Tests(file, extraction) => {
-                    judge_file(target, file, extraction, &models, &settings).map(Some)
+                Loaded::Tests(file, extraction, discovery) => {
+                    judge_file(target, file, extraction, &discovery, &models, &settings).map(Some)
                 }
                 Loaded::Done(outcome) => Ok(outcome),
             };
@@ -207,6 +216,9 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
                 "warning: {} has syntax errors; judged the tests that parse",
                 target.display
             );
+        }
+        if let Some(reason) = &outcome.too_many_tests {
+            eprintln!("note: {}: {reason}", target.display);
         }
         match outcome.skipped {
             Some(skip) => skipped.push(skip),
@@ -321,6 +333,7 @@ fn collect(
                 relative: relative_path(&absolute, &root),
                 display: display_path(&absolute, current),
                 named: named.contains(&absolute),
+                walked: !named.contains(&absolute),
                 absolute,
                 source: Source::Disk,
                 base: Base::None,
@@ -428,15 +441,16 @@ impl ModelSet {
     }
 }
 
-/// A file read and its tests found, or what became of it when it cannot be judged (`None`: a
-/// file of a change that is not Java, Python or Rust after all, not worth a word).
+/// A file read and its tests found by the project's rules, or what became of it when it cannot
+/// be judged (`None`: a file of a change that is not Java, Python or Rust after all, or a Python
+/// file found by walking that pytest would not collect: not worth a word).
 enum Loaded {
-    Tests(SourceFile, Extraction),
+    Tests(SourceFile, Extraction, Arc<Discovery>),
     Done(Option<FileOutcome>),
 }
 
 /// Reads a file and finds its tests.
-fn load_file(target: &Target) -> Loaded {
+fn load_file(target: &Target, discoveries: &workspace::Discoveries) -> Loaded {
     let skip = |kind: SkipKind, reason: String| FileOutcome {
         skipped: Some(SkippedFile {
             path: target.relative.clone(),
@@ -471,8 +485,18 @@ fn load_file(target: &Target) -> Loaded {
             "not valid UTF-8 (convert it to UTF-8 to have it checked)".to_string(),
         )));
     }
-    let extraction = extract::extract_tests(file.language, &target.relative, &file.text);
-    Loaded::Tests(file, extraction)
+    let discovery = discoveries.for_file(&target.absolute);
+    if target.walked && !discovery.collects_file(file.language, &target.absolute) {
+        return Loaded::Done(None);
+    }
+    let extraction =
+        extract::extract_tests_with(file.language, &target.relative, &file.text, &discovery);
+    match extraction.incomplete {
+        Some(reason @ (Incomplete::ParseTime { .. } | Incomplete::TooDeep { .. })) => {
+            Loaded::Done(Some(skip(SkipKind::TooComplex, reason.to_string())))
+        }
+        _ => Loaded::Tests(file, extraction, discovery),
+    }
 }
 
 /// Judges one file's tests: all of them, or those its change adds or modifies.
@@ -480,12 +504,14 @@ fn judge_file(
     target: &Target,
     file: SourceFile,
     extraction: Extraction,
+    discovery: &Discovery,
     models: &ModelSet,
     settings: &Settings,
 ) -> Result<FileOutcome> {
     let has_syntax_errors = extraction.has_syntax_errors;
+    let too_many_tests = extraction.incomplete;
     let before = extraction.tests.len();
-    let tests = changed_tests(extraction.tests, file.language, target);
+    let tests = changed_tests(extraction.tests, file.language, target, discovery);
     let unchanged_tests = before - tests.len();
     let judged = tests.len();
     let models = models.for_language(file.language)?;
@@ -552,12 +578,18 @@ fn judge_file(
         unchanged_tests,
         skipped: None,
         has_syntax_errors,
+        too_many_tests,
     })
 }
 
 /// The tests a change adds or modifies: a test is changed when its id is new or its
 /// whitespace-normalised code differs from the base version's test with the same id.
-fn changed_tests(tests: Vec<TestMethod>, language: Language, target: &Target) -> Vec<TestMethod> {
+fn changed_tests(
+    tests: Vec<TestMethod>,
+    language: Language,
+    target: &Target,
+    discovery: &Discovery,
+) -> Vec<TestMethod> {
     let previous = match &target.base {
         Base::None | Base::Added => return tests,
         Base::Previous(Blob::Content(bytes)) => bytes,
@@ -567,7 +599,7 @@ fn changed_tests(tests: Vec<TestMethod>, language: Language, target: &Target) ->
     let (previous_text, _) = extract::decode_source(previous);
     // The base is extracted under the new path, so a renamed file keeps its tests' ids.
     let before: std::collections::HashSet<(String, String)> =
-        extract::extract_tests(language, &target.relative, &previous_text)
+        extract::extract_tests_with(language, &target.relative, &previous_text, discovery)
             .tests
             .into_iter()
             .map(|test| (test.id, crate::dataset::normalised_code(&test.code)))
@@ -635,6 +667,7 @@ fn changed_targets(
             source,
             base,
             named: false,
+            walked: false,
         });
     }
     Ok(targets)
@@ -783,6 +816,7 @@ mod tests {
             source: Source::Disk,
             base,
             named: false,
+            walked: false,
         }
     }
 
@@ -793,16 +827,28 @@ mod tests {
         let after = "def test_same():\n    assert  1 ==\t1\n\ndef test_edited():\n    assert f() == 3\n\ndef test_added():\n    pass\n";
         let previous = || Base::Previous(Blob::Content(before.as_bytes().to_vec()));
         let tests = extract::extract_tests(Language::Python, "tests/test_a.py", after).tests;
-        let changed = changed_tests(tests.clone(), Language::Python, &target(previous()));
+        let discovery = Discovery::default();
+        let changed = changed_tests(
+            tests.clone(),
+            Language::Python,
+            &target(previous()),
+            &discovery,
+        );
         let names: Vec<&str> = changed.iter().map(|test| test.name.as_str()).collect();
         // Whitespace alone does not change a test.
         assert_eq!(names, ["test_edited", "test_added"]);
         assert_eq!(
-            changed_tests(tests.clone(), Language::Python, &target(Base::Added)).len(),
+            changed_tests(
+                tests.clone(),
+                Language::Python,
+                &target(Base::Added),
+                &discovery
+            )
+            .len(),
             3
         );
         assert_eq!(
-            changed_tests(tests, Language::Python, &target(Base::None)).len(),
+            changed_tests(tests, Language::Python, &target(Base::None), &discovery).len(),
             3
         );
     }

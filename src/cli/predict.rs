@@ -109,16 +109,17 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
             );
         }
         let mut models = models_for(file.language, &extra)?;
+        let absolute = std::path::absolute(path)?;
+        let root = workspace::find_root(&absolute);
         if models.has_prior() {
             // A prior weighs a test's signals against those of its whole workspace, as
             // `flakesense check` and the editor do.
-            let root = workspace::find_root(&std::path::absolute(path)?);
             models.prevalence = match prevalences.get(&root) {
                 Some(prevalence) => prevalence.clone(),
                 None => {
                     let exclude = Config::load(&root)?.exclude_matcher()?;
                     let prevalence = Arc::new(workspace::prevalence(&root, &exclude));
-                    prevalences.insert(root, prevalence.clone());
+                    prevalences.insert(root.clone(), prevalence.clone());
                     prevalence
                 }
             };
@@ -130,6 +131,9 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
             file.language,
             &display.replace('\\', "/"),
             &file.text,
+            // A file named on the command line is judged whatever `python_files` says, as pytest
+            // collects it.
+            &workspace::discovery(&root, &absolute),
         );
         if has_syntax_errors {
             eprintln!("warning: {display} has syntax errors; judging the tests that parse");

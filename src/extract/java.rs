@@ -69,12 +69,10 @@ fn members(
                     });
                 }
             }
-            "package_declaration" => {
-                if found.package.is_none() {
-                    found.package = children(node)
-                        .find(|child| matches!(child.kind(), "identifier" | "scoped_identifier"))
-                        .map(|name| name.byte_range());
-                }
+            "package_declaration" if found.package.is_none() => {
+                found.package = children(node)
+                    .find(|child| matches!(child.kind(), "identifier" | "scoped_identifier"))
+                    .map(|name| name.byte_range());
             }
             kind if SCOPES.contains(&kind) => {
                 let Some(name) = node.child_by_field_name("name") else {

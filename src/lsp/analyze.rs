@@ -319,12 +319,21 @@ fn take_snapshot(session: &Session, uri: &Uri) -> Option<Result<Snapshot, Skip>>
 fn judge_snapshot(session: &Session, snapshot: Snapshot, context: &Context) -> Outcome {
     let language = snapshot.language;
     let tree = extract::parse(language, &snapshot.text, snapshot.tree.as_ref());
+    // An open document is judged whatever `python_files` says, as pytest collects a file named
+    // on its command line; pytest's class and function rules still apply.
+    let discovery = context
+        .root
+        .as_deref()
+        .map_or_else(Default::default, |root| {
+            crate::workspace::discovery(root, &root.join(&snapshot.relative_path))
+        });
     let extraction = match &tree {
-        Some(tree) => extract::extract_tests_from_tree(
+        Some(tree) => extract::extract_tests_from_tree_with(
             language,
             &snapshot.relative_path,
             &snapshot.text,
             tree,
+            &discovery,
         ),
         None => extract::Extraction::default(),
     };
@@ -474,7 +483,8 @@ impl<'a> NeighborLocator<'a> {
             text: &text,
             lines: &lines,
         };
-        let names = extract::extract_tests(language, &relative_path, &text)
+        let discovery = crate::workspace::discovery(root, &path);
+        let names = extract::extract_tests_with(language, &relative_path, &text, &discovery)
             .tests
             .into_iter()
             .map(|test| (test.id, text_lines.range(&test.name_range, self.encoding)))
