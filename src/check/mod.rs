@@ -492,9 +492,11 @@ fn load_file(target: &Target, discoveries: &workspace::Discoveries) -> Loaded {
     let extraction =
         extract::extract_tests_with(file.language, &target.relative, &file.text, &discovery);
     match extraction.incomplete {
-        Some(reason @ (Incomplete::ParseTime { .. } | Incomplete::TooDeep { .. })) => {
-            Loaded::Done(Some(skip(SkipKind::TooComplex, reason.to_string())))
-        }
+        Some(
+            reason @ (Incomplete::ParseTime { .. }
+            | Incomplete::ParseMemory { .. }
+            | Incomplete::TooDeep { .. }),
+        ) => Loaded::Done(Some(skip(SkipKind::TooComplex, reason.to_string()))),
         _ => Loaded::Tests(file, extraction, discovery),
     }
 }

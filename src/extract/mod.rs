@@ -23,7 +23,9 @@ use std::time::Duration;
 use tree_sitter::{ParseOptions, Parser};
 
 use crate::language::Language;
-use budget::{Budget, Limits};
+use budget::{Budget, Limits, Spent};
+
+pub use budget::count_parser_memory;
 use walk::{Found, Stop};
 
 /// One test method or function found in a source file.
@@ -65,6 +67,13 @@ pub enum Incomplete {
         limit.as_secs_f64()
     )]
     ParseTime { limit: Duration },
+    /// The parser's tree outgrew its memory budget, as it does for megabytes of one flat list
+    /// or of nested brackets: no tests are listed.
+    #[error(
+        "its syntax tree would take more than {} MB; no tests were looked for",
+        limit / (1024 * 1024)
+    )]
+    ParseMemory { limit: usize },
     /// Classes or modules nest deeper than real code does: no tests are listed.
     #[error("classes or modules nest more than {limit} deep; no tests were looked for")]
     TooDeep { limit: usize },
@@ -89,7 +98,7 @@ pub fn parse(
     source: &str,
     old_tree: Option<&tree_sitter::Tree>,
 ) -> Option<tree_sitter::Tree> {
-    let budget = Budget::start(Limits::DEFAULT.parse_time);
+    let budget = Budget::start(&Limits::DEFAULT);
     parse_within(language, source, old_tree, None, &budget)
         .ok()
         .flatten()
@@ -115,8 +124,10 @@ fn parse_within(
             return Ok(None);
         }
         let bytes = source.as_bytes();
+        let mut spent = None;
         let mut progress = |_: &tree_sitter::ParseState| {
-            if budget.is_spent() {
+            spent = budget.spent();
+            if spent.is_some() {
                 ControlFlow::Break(())
             } else {
                 ControlFlow::Continue(())
@@ -136,7 +147,7 @@ fn parse_within(
             None => {
                 // A cancelled parse would otherwise resume on the next call, with another text.
                 parser.reset();
-                Err(Stop::ParseTime)
+                Err(Stop::Parse(spent.unwrap_or(Spent::Time)))
             }
         }
     })
@@ -175,7 +186,7 @@ fn extract_within(
     discovery: &Discovery,
     limits: &Limits,
 ) -> Extraction {
-    let budget = Budget::start(limits.parse_time);
+    let budget = Budget::start(limits);
     let parsed;
     let tree = match tree {
         Some(tree) => tree,
@@ -226,8 +237,11 @@ fn incomplete(stop: Stop, has_syntax_errors: bool, limits: &Limits) -> Extractio
         tests: Vec::new(),
         has_syntax_errors,
         incomplete: Some(match stop {
-            Stop::ParseTime => Incomplete::ParseTime {
+            Stop::Parse(Spent::Time) => Incomplete::ParseTime {
                 limit: limits.parse_time,
+            },
+            Stop::Parse(Spent::Memory) => Incomplete::ParseMemory {
+                limit: limits.parse_memory,
             },
             Stop::TooDeep => Incomplete::TooDeep {
                 limit: limits.max_nesting,

@@ -13,6 +13,8 @@ use std::ops::Range;
 
 use tree_sitter::{Node, TreeCursor};
 
+use super::budget::Spent;
+
 /// A test a walk found, before its range is widened over attached attributes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Candidate {
@@ -65,8 +67,8 @@ impl Found {
 pub(super) enum Stop {
     /// Scopes nest deeper than the limit.
     TooDeep,
-    /// Parsing a macro body spent the rest of the parse budget.
-    ParseTime,
+    /// Parsing (a macro body, for a walk) spent the rest of the parse budget.
+    Parse(Spent),
 }
 
 /// The nesting of the scope a walk is in, checked against the limit on every step inward.
