@@ -7,20 +7,19 @@ mod id;
 mod ignore;
 mod java;
 mod layout;
+mod parser;
 mod pytest_config;
 mod python;
 mod rust;
+mod rust_macros;
 mod walk;
 
 pub use discovery::{Discovery, PytestSettings};
 pub use pytest_config::{CONFIG_FILES as PYTEST_CONFIG_FILES, ConfigError};
 
 use std::borrow::Cow;
-use std::cell::RefCell;
-use std::ops::{ControlFlow, Range};
+use std::ops::Range;
 use std::time::Duration;
-
-use tree_sitter::{ParseOptions, Parser};
 
 use crate::language::Language;
 use budget::{Budget, Limits, Spent};
@@ -82,11 +81,6 @@ pub enum Incomplete {
     TooManyTests { listed: usize, found: usize },
 }
 
-thread_local! {
-    // A parser is not `Sync`; one per thread spares re-allocating its buffers on every keystroke.
-    static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
-}
-
 /// Parses `source`, reusing `old_tree` for incremental re-parsing when given.
 ///
 /// `old_tree` must already carry the edits that turned its text into `source` (see
@@ -99,68 +93,9 @@ pub fn parse(
     old_tree: Option<&tree_sitter::Tree>,
 ) -> Option<tree_sitter::Tree> {
     let budget = Budget::start(&Limits::DEFAULT);
-    parse_within(language, source, old_tree, None, &budget)
+    parser::parse_within(language, source, old_tree, None, &budget)
         .ok()
         .flatten()
-}
-
-/// Parses `source`, or only `range` of it, stopping when `budget` is spent.
-fn parse_within(
-    language: Language,
-    source: &str,
-    old_tree: Option<&tree_sitter::Tree>,
-    range: Option<tree_sitter::Range>,
-    budget: &Budget,
-) -> Result<Option<tree_sitter::Tree>, Stop> {
-    let grammar = language.grammar();
-    let old_tree = old_tree.filter(|tree| *tree.language() == grammar);
-    PARSER.with_borrow_mut(|parser| {
-        if parser.set_language(&grammar).is_err() {
-            return Ok(None);
-        }
-        if let Some(range) = range
-            && parser.set_included_ranges(&[range]).is_err()
-        {
-            return Ok(None);
-        }
-        let bytes = source.as_bytes();
-        let mut spent = None;
-        let mut progress = |_: &tree_sitter::ParseState| {
-            spent = budget.spent();
-            if spent.is_some() {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        };
-        let tree = parser.parse_with_options(
-            &mut |offset, _| bytes.get(offset..).unwrap_or_default(),
-            old_tree,
-            Some(ParseOptions::new().progress_callback(&mut progress)),
-        );
-        if range.is_some() {
-            // An empty list restores parsing the whole text, for the next file.
-            let _ = parser.set_included_ranges(&[]);
-        }
-        match tree {
-            Some(tree) => Ok(Some(tree)),
-            None => {
-                // A cancelled parse would otherwise resume on the next call, with another text.
-                parser.reset();
-                Err(Stop::Parse(spent.unwrap_or(Spent::Time)))
-            }
-        }
-    })
-}
-
-/// Parses one range of `source` (a Rust macro's body) within the budget of the file's extraction.
-fn parse_range(
-    language: Language,
-    source: &str,
-    range: tree_sitter::Range,
-    budget: &Budget,
-) -> Result<Option<tree_sitter::Tree>, Stop> {
-    parse_within(language, source, None, Some(range), budget)
 }
 
 /// Parses `source` and finds its tests in one call, by each runner's default rules.
@@ -190,7 +125,7 @@ fn extract_within(
     let parsed;
     let tree = match tree {
         Some(tree) => tree,
-        None => match parse_within(language, source, None, None, &budget) {
+        None => match parser::parse_within(language, source, None, None, &budget) {
             Ok(Some(tree)) => {
                 parsed = tree;
                 &parsed
