@@ -58,10 +58,12 @@ fn main() {
             let Some(test) = extraction.tests.first() else {
                 continue;
             };
+            let signals = flakesense::signals::detect(Language::Java, &test.code);
             let prediction = predict(
                 &[&index],
                 Language::Java,
                 &test.code,
+                &signals,
                 predict::Settings::default(),
                 &Prevalence::default(),
             );
@@ -69,7 +71,7 @@ fn main() {
             std::hint::black_box(prediction);
         }
         println!(
-            "{:<8} train {} tests: median {:>6.1} ms (+{:.0} ms to fit the signal prior) | predict (extract, embed, search, vote): median {:.3} ms, p90 {:.3} ms over {} | index {:.1} MB, {} dims",
+            "{:<8} train {} tests: median {:>6.1} ms (+{:.0} ms to fit the signal prior) | predict (extract, read signals, embed, search, vote): median {:.3} ms, p90 {:.3} ms over {} | index {:.1} MB, {} dims",
             tokenizer.name(),
             tests.len(),
             median(&mut train_times).as_secs_f64() * 1e3,

@@ -120,7 +120,7 @@ fn breakdown(text: &str) {
         .iter()
         .map(|test| {
             let started = Instant::now();
-            std::hint::black_box(analysis::judge(
+            std::hint::black_box(analysis::judge_code(
                 &models,
                 &thresholds,
                 Language::Java,

@@ -274,6 +274,14 @@ pub fn judge_tests(
         .collect()
 }
 
+/// What reading a file's tests takes from its workspace: how the test runner finds tests there,
+/// and for Python the `conftest.py` files that apply to it, nearest first.
+#[derive(Debug, Clone, Default)]
+pub struct Surroundings {
+    pub discovery: Arc<extract::Discovery>,
+    pub conftests: Vec<Arc<ParsedFile>>,
+}
+
 /// A file's tests and the signals of each (in the same order), ready to be judged or counted.
 #[derive(Debug, Clone, Default)]
 pub struct ReadTests {
@@ -281,39 +289,44 @@ pub struct ReadTests {
     pub signals: Vec<Signals>,
     /// The file has syntax errors; the tests in its intact parts are still listed.
     pub has_syntax_errors: bool,
+    /// Why the file was not read whole (too slow, too deep, too many tests), if it was not.
+    pub incomplete: Option<extract::Incomplete>,
 }
 
-/// Parses a file's text and finds its tests with the signals in what each runs (`conftests`: see
-/// [`signals_of`]).
+/// Parses a file's text and finds its tests, by the project's rules, with the signals in what
+/// each runs (see [`signals_of`]).
 pub fn read_tests(
     language: Language,
     path: &str,
     source: &str,
-    conftests: &[Arc<ParsedFile>],
+    surroundings: &Surroundings,
 ) -> ReadTests {
-    let Some(tree) = extract::parse(language, source, None) else {
-        return ReadTests::default();
+    let (extraction, tree) = extract::read_file(language, path, source, &surroundings.discovery);
+    let signals = match &tree {
+        Some(tree) => {
+            let file = SourceTree::new(language, path, source, tree);
+            signals_of(&file, &surroundings.conftests, &extraction.tests)
+        }
+        None => vec![Signals::default(); extraction.tests.len()],
     };
-    let extraction = extract::extract_tests_from_tree(language, path, source, &tree);
-    let file = SourceTree::new(language, path, source, &tree);
-    let signals = signals_of(&file, conftests, &extraction.tests);
     ReadTests {
         tests: extraction.tests,
         signals,
         has_syntax_errors: extraction.has_syntax_errors,
+        incomplete: extraction.incomplete,
     }
 }
 
-/// Parses a file's text, finds its tests and judges each in its context.
+/// Parses a file's text, finds its tests by the project's rules and judges each in its context.
 pub fn analyze_source(
     models: &Models,
     thresholds: &Thresholds,
     language: Language,
     path: &str,
     source: &str,
-    conftests: &[Arc<ParsedFile>],
+    surroundings: &Surroundings,
 ) -> (Vec<TestReport>, bool) {
-    let read = read_tests(language, path, source, conftests);
+    let read = read_tests(language, path, source, surroundings);
     (
         judge_tests(models, thresholds, read.tests, &read.signals),
         read.has_syntax_errors,

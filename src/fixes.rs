@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 
-use crate::analysis;
+use crate::analysis::{self, Surroundings};
 use crate::dataset::LabeledTest;
 use crate::files;
 use crate::language::Language;
@@ -126,7 +126,7 @@ fn read_repository(language: Language, folder: &Path) -> Result<Repository> {
     let snapshot = folder.join("snapshot");
     // Fixtures come from the snapshot's conftest files, for the snapshot's tests and for the
     // fixed tests before their fix alike (a fix's folder holds only the files it changed).
-    let conftests = workspace::Conftests::new(&snapshot);
+    let surroundings = workspace::SurroundingsReader::new(&snapshot);
     let (paths, _) = files::walk_sources(
         std::slice::from_ref(&snapshot),
         &snapshot,
@@ -135,16 +135,24 @@ fn read_repository(language: Language, folder: &Path) -> Result<Repository> {
     let read: Vec<Vec<RepositoryTest>> = paths
         .par_iter()
         .filter(|path| Language::from_path(path) == Some(language))
+        // Only the files the test runner collects, as `flakesense check` walks them.
+        .filter(|path| surroundings.discovery(path).collects_file(language, path))
         .map(|path| {
             let relative = relative(&snapshot, path);
-            read_file(language, &project, path, &relative, &conftests)
-                .into_iter()
-                .filter(|test| !fixed_names.contains(&(relative.as_str(), bare_name(&test.test))))
-                .map(|mut test| {
-                    test.test.flaky = false;
-                    test
-                })
-                .collect()
+            read_file(
+                language,
+                &project,
+                path,
+                &relative,
+                &surroundings.for_file(language, path),
+            )
+            .into_iter()
+            .filter(|test| !fixed_names.contains(&(relative.as_str(), bare_name(&test.test))))
+            .map(|mut test| {
+                test.test.flaky = false;
+                test
+            })
+            .collect()
         })
         .collect();
     tests.extend(read.into_iter().flatten());
@@ -160,8 +168,18 @@ fn read_repository(language: Language, folder: &Path) -> Result<Repository> {
     }
     let mut missing = 0;
     for ((commit, path), rows) in by_file {
-        let file = folder.join("fixes").join(&commit).join("before").join(&path);
-        let found = read_file(language, &project, &file, &path, &conftests);
+        let file = folder
+            .join("fixes")
+            .join(&commit)
+            .join("before")
+            .join(&path);
+        let found = read_file(
+            language,
+            &project,
+            &file,
+            &path,
+            &surroundings.for_file(language, &snapshot.join(&path)),
+        );
         let mut taken = HashSet::new();
         for row in rows {
             let line: usize = row.line_before.trim().parse().unwrap_or(0);
@@ -198,7 +216,7 @@ fn read_file(
     project: &str,
     path: &Path,
     relative: &str,
-    conftests: &workspace::Conftests,
+    surroundings: &Surroundings,
 ) -> Vec<RepositoryTest> {
     let Ok(file) = files::read_source(path) else {
         return Vec::new();
@@ -206,12 +224,7 @@ fn read_file(
     if file.lossy || file.language != language {
         return Vec::new();
     }
-    let read = analysis::read_tests(
-        language,
-        relative,
-        &file.text,
-        &conftests.for_file(language, relative),
-    );
+    let read = analysis::read_tests(language, relative, &file.text, surroundings);
     read.tests
         .into_iter()
         .zip(read.signals)

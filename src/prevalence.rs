@@ -86,11 +86,11 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        assert_eq!(prevalence.count(Language::Java, "fixed sleep"), (1, 2));
-        assert_eq!(prevalence.count(Language::Python, "fixed sleep"), (1, 1));
-        assert_eq!(prevalence.count(Language::Rust, "fixed sleep"), (0, 0));
+        assert_eq!(prevalence.count(Language::Java, "fixed-sleep"), (1, 2));
+        assert_eq!(prevalence.count(Language::Python, "fixed-sleep"), (1, 1));
+        assert_eq!(prevalence.count(Language::Rust, "fixed-sleep"), (0, 0));
         let prevalence = prevalence.merged([(Language::Java, &sleeps)].into_iter().collect());
-        assert_eq!(prevalence.count(Language::Java, "fixed sleep"), (2, 3));
+        assert_eq!(prevalence.count(Language::Java, "fixed-sleep"), (2, 3));
         assert_eq!(prevalence.tests(Language::Java), 3);
     }
 }

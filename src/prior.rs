@@ -108,7 +108,77 @@ impl<'a> Example<'a> {
     }
 }
 
+/// What models written before signals had stable ids keyed their weights on (the signals' display
+/// names then), and the id of the signal that replaced each.
+const RENAMED: &[(Language, &str, &str)] = &[
+    (Language::Java, "fixed sleep", "fixed-sleep"),
+    (Language::Java, "wait on a latch, future or condition", "tight-wait"),
+    (Language::Java, "threads or executors", "threads"),
+    (Language::Java, "shared concurrent state", "concurrent-state"),
+    (Language::Java, "remote connection", "remote-connection"),
+    (Language::Java, "remote URL", "remote-address"),
+    (Language::Java, "fixed local port", "fixed-port"),
+    (Language::Java, "wall-clock time", "wall-clock"),
+    (Language::Java, "hash-ordered collection", "unordered-iteration"),
+    (Language::Java, "shared files", "fixed-path"),
+    (Language::Java, "tight timeout", "tight-timeout"),
+    (Language::Java, "platform-specific", "platform"),
+    (Language::Java, "mocked collaborators", "mocks"),
+    (Language::Python, "fixed sleep", "fixed-sleep"),
+    (Language::Python, "wait on an event or condition", "tight-wait"),
+    (Language::Python, "threads, processes or tasks", "threads"),
+    (Language::Python, "remote connection", "remote-connection"),
+    (Language::Python, "remote URL", "remote-address"),
+    (Language::Python, "local server or port", "fixed-port"),
+    (Language::Python, "wall-clock time", "wall-clock"),
+    (Language::Python, "set or directory order", "unordered-iteration"),
+    (Language::Python, "timeout", "tight-timeout"),
+    (Language::Python, "platform-specific", "platform"),
+    (Language::Python, "mocked collaborators", "mocks"),
+    (Language::Rust, "fixed sleep or timeout", "fixed-sleep"),
+    (Language::Rust, "threads, tasks or locks", "threads"),
+    (Language::Rust, "multi-threaded async runtime", "multi-thread-runtime"),
+    (Language::Rust, "polling or retrying", "retries"),
+    (Language::Rust, "child processes", "child-process"),
+    (Language::Rust, "network connection", "remote-connection"),
+    (Language::Rust, "async test", "async-test"),
+    (Language::Rust, "remote URL", "remote-address"),
+    (Language::Rust, "fixed local port", "fixed-port"),
+    (Language::Rust, "wall-clock time", "wall-clock"),
+    (Language::Rust, "hash-ordered collection", "unordered-iteration"),
+    (Language::Rust, "shared files", "fixed-path"),
+    (Language::Rust, "timeout", "tight-wait"),
+    (Language::Rust, "platform-specific", "platform"),
+    (Language::Rust, "mocked collaborators", "mocks"),
+];
+
 impl SignalPrior {
+    /// Keys a prior written before signals had stable ids on the ids of the signals that
+    /// replaced its display names, so an older model file keeps what it learned (as far as the
+    /// new signals mean the same).
+    pub fn rename_old_features(&mut self) {
+        let language = self.language;
+        let renamed = |name: &mut String| {
+            if let Some((_, _, id)) = RENAMED
+                .iter()
+                .find(|(of, old, _)| *of == language && old == name)
+            {
+                *name = id.to_string();
+            }
+        };
+        for (name, _) in self
+            .weights
+            .iter_mut()
+            .chain(&mut self.share_weights)
+            .chain(&mut self.typical_shares)
+        {
+            renamed(name);
+        }
+        for evidence in &mut self.category_evidence {
+            renamed(&mut evidence.pattern);
+        }
+    }
+
     /// The regression's probability (with balanced classes) that a test with these signals, in
     /// a project where signals are as common as `prevalence` says, is flaky.
     pub fn probability(&self, signals: &Signals, prevalence: &Prevalence) -> f64 {
@@ -197,8 +267,7 @@ impl SignalPrior {
         let calibration = L2_PENALTIES
             .iter()
             .filter_map(|&penalty| {
-                let predictions =
-                    held_out_predictions(&names, scaled, &tallies, &groups, penalty)?;
+                let predictions = held_out_predictions(&names, scaled, &tallies, &groups, penalty)?;
                 if whole {
                     let repositories: Vec<Prediction> = predictions
                         .iter()
@@ -279,7 +348,12 @@ fn group<'a>(examples: &[Example<'a>]) -> Vec<Group<'a>> {
     for example in examples {
         let mut hits = example.hits.clone();
         hits.sort_unstable();
-        let key = (example.project, hits, example.flaky, example.whole_repository);
+        let key = (
+            example.project,
+            hits,
+            example.flaky,
+            example.whole_repository,
+        );
         groups
             .entry(key)
             .or_insert_with(|| Group {
@@ -457,8 +531,7 @@ type Aggregated = Vec<(Vec<(usize, f64)>, bool, f64)>;
 fn aggregate<'r, 'e: 'r>(
     rows: impl Iterator<Item = (&'r Vec<(usize, f64)>, &'r Group<'e>)>,
 ) -> Aggregated {
-    let mut counts: BTreeMap<(Vec<(usize, u64)>, bool), (Vec<(usize, f64)>, f64)> =
-        BTreeMap::new();
+    let mut counts: BTreeMap<(Vec<(usize, u64)>, bool), (Vec<(usize, f64)>, f64)> = BTreeMap::new();
     for (row, group) in rows {
         let key = (
             row.iter().map(|&(i, x)| (i, x.to_bits())).collect(),
@@ -695,7 +768,11 @@ fn best_threshold(
         .filter(|prediction| prediction.flaky)
         .map(|prediction| prediction.count)
         .sum();
-    let negatives = sorted.iter().map(|prediction| prediction.count).sum::<f64>() - positives;
+    let negatives = sorted
+        .iter()
+        .map(|prediction| prediction.count)
+        .sum::<f64>()
+        - positives;
     let (mut true_positives, mut false_positives) = (0.0, 0.0);
     let mut best: Option<(f64, f64)> = None;
     let mut index = 0;
@@ -710,7 +787,9 @@ fn best_threshold(
             }
             index += 1;
         }
-        let next = sorted.get(index).map_or(0.0, |prediction| prediction.probability);
+        let next = sorted
+            .get(index)
+            .map_or(0.0, |prediction| prediction.probability);
         if next < floor {
             break;
         }
@@ -847,10 +926,7 @@ mod tests {
         }
         let prior = SignalPrior::fit(Language::Java, &examples);
         assert!(!prior.trusts_category_of("fixed-sleep"), "5 of 20 agree");
-        assert!(
-            prior.trusts_category_of("tight-wait"),
-            "20 of 20 agree"
-        );
+        assert!(prior.trusts_category_of("tight-wait"), "20 of 20 agree");
         assert!(
             prior.trusts_category_of("wall-clock time"),
             "no labelled test says otherwise"
@@ -869,14 +945,21 @@ mod tests {
 
     #[test]
     fn the_best_threshold_separates_the_classes() {
-        let predictions = [
+        let predictions: Vec<Prediction> = [
             (0.9, true),
             (0.85, true),
             (0.7, false),
             (0.6, false),
             (0.55, true),
             (0.2, false),
-        ];
+        ]
+        .into_iter()
+        .map(|(probability, flaky)| Prediction {
+            probability,
+            flaky,
+            count: 1.0,
+        })
+        .collect();
         let (threshold, _) = best_threshold(&predictions, 0.5, matthews).unwrap();
         assert!(threshold > 0.7 && threshold < 0.85, "{threshold}");
     }

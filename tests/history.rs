@@ -109,6 +109,29 @@ fn every_test_is_collected_and_ignored_files_are_skipped() {
 }
 
 #[test]
+fn a_repository_is_read_as_pytest_collects_it() {
+    // `python_classes = test_*` in setup.cfg, as celery sets it; conftest.py is no test file.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/discovery/celery");
+    let (files, problems) = history::find_test_files(&root).expect("the fixture is readable");
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(files, [root.join("t/unit/test_result.py")]);
+    let repository = history::read_repository(&root, &files, &|| {}).expect("readable");
+    let ids: Vec<&str> = repository
+        .tests
+        .iter()
+        .map(|test| test.test.id.as_str())
+        .collect();
+    assert!(
+        ids.contains(&"t/unit/test_result.py::test_AsyncResult::test_get_waits"),
+        "{ids:?}"
+    );
+    assert!(
+        !ids.iter().any(|id| id.contains("TestNotCollectedHere")),
+        "{ids:?}"
+    );
+}
+
+#[test]
 fn a_flaky_list_labels_tests_of_each_language_and_reports_what_it_cannot_match() {
     let repository = shop();
     let report = label_from_flaky_list(

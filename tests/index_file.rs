@@ -35,6 +35,7 @@ fn a_version_1_file_loads_and_answers_as_it_did() {
         &[&index],
         Language::Java,
         code,
+        &flakesense::signals::detect(Language::Java, code),
         predict::Settings::default(),
         &flakesense::prevalence::Prevalence::default(),
     );

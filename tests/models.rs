@@ -229,10 +229,7 @@ fn mocking_a_tests_collaborators_lowers_its_prior_and_is_never_shown_as_evidence
         let prediction =
             analysis::judge_code(&shipped(language), &Thresholds::default(), language, mocked);
         assert!(
-            prediction
-                .signals
-                .iter()
-                .all(|hit| hit.id != "mocks"),
+            prediction.signals.iter().all(|hit| hit.id != "mocks"),
             "{language}: {:?}",
             prediction.signals
         );

@@ -26,13 +26,13 @@ use rayon::prelude::*;
 
 use crate::analysis::{self, Models, ReadTests, Severity, Thresholds};
 use crate::config::Config;
-use crate::extract::{self, TestMethod};
-use crate::signals::Signals;
+use crate::extract::{self, Discovery, Incomplete, TestMethod};
 use crate::files::{self, Skipped, SourceFile};
 use crate::index::Index;
 use crate::language::Language;
 use crate::line_index::{ColumnUnit, LineIndex};
 use crate::prevalence::Prevalence;
+use crate::signals::Signals;
 use crate::workspace;
 
 use git::{Blob, ChangedFile, NewVersion, Repository};
@@ -123,6 +123,9 @@ struct Target {
     base: Base,
     /// Named on the command line: a file that is not Java, Python or Rust is reported.
     named: bool,
+    /// Found by walking a directory: a Python file pytest would not collect (`python_files`) is
+    /// passed over, as pytest passes it over. Named files and the files of a change are judged.
+    walked: bool,
 }
 
 /// What judging one file gave.
@@ -133,6 +136,8 @@ struct FileOutcome {
     unchanged_tests: usize,
     skipped: Option<SkippedFile>,
     has_syntax_errors: bool,
+    /// Tests past the per-file bound were left out.
+    too_many_tests: Option<Incomplete>,
 }
 
 pub fn run(args: CheckArgs) -> Result<ExitCode> {
@@ -165,10 +170,10 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     settings.changes = changes;
 
     let progress = Progress::new(targets.len() as u64, started);
-    let conftests = workspace::Conftests::new(&workspace_root);
+    let surroundings = workspace::SurroundingsReader::new(&workspace_root);
     let loaded: Vec<Loaded> = targets
         .par_iter()
-        .map(|target| load_file(target, &conftests))
+        .map(|target| load_file(target, &surroundings))
         .collect();
     if models.has_prior() {
         // However few tests are judged, the prior weighs their signals against the whole
@@ -177,7 +182,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
             loaded
                 .par_iter()
                 .map(|loaded| match loaded {
-                    Loaded::Tests(file, read) => workspace::tally(file.language, &read.signals),
+                    Loaded::Tests(file, read, _) => workspace::tally(file.language, &read.signals),
                     Loaded::Done(_) => Prevalence::default(),
                 })
                 .reduce(Prevalence::default, Prevalence::merged)
@@ -190,8 +195,8 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         .zip(loaded)
         .map(|(target, loaded)| {
             let outcome = match loaded {
-                Loaded::Tests(file, read) => {
-                    judge_file(target, file, read, &models, &settings).map(Some)
+                Loaded::Tests(file, read, discovery) => {
+                    judge_file(target, file, read, &discovery, &models, &settings).map(Some)
                 }
                 Loaded::Done(outcome) => Ok(outcome),
             };
@@ -212,6 +217,9 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
                 "warning: {} has syntax errors; judged the tests that parse",
                 target.display
             );
+        }
+        if let Some(reason) = &outcome.too_many_tests {
+            eprintln!("note: {}: {reason}", target.display);
         }
         match outcome.skipped {
             Some(skip) => skipped.push(skip),
@@ -326,6 +334,7 @@ fn collect(
                 relative: relative_path(&absolute, &root),
                 display: display_path(&absolute, current),
                 named: named.contains(&absolute),
+                walked: !named.contains(&absolute),
                 absolute,
                 source: Source::Disk,
                 base: Base::None,
@@ -433,15 +442,16 @@ impl ModelSet {
     }
 }
 
-/// A file read and its tests found, or what became of it when it cannot be judged (`None`: a
-/// file of a change that is not Java, Python or Rust after all, not worth a word).
+/// A file read and its tests found by the project's rules, or what became of it when it cannot
+/// be judged (`None`: a file of a change that is not Java, Python or Rust after all, or a Python
+/// file found by walking that pytest would not collect: not worth a word).
 enum Loaded {
-    Tests(SourceFile, ReadTests),
+    Tests(SourceFile, ReadTests, Arc<Discovery>),
     Done(Option<FileOutcome>),
 }
 
 /// Reads a file and finds its tests.
-fn load_file(target: &Target, conftests: &workspace::Conftests) -> Loaded {
+fn load_file(target: &Target, surroundings: &workspace::SurroundingsReader) -> Loaded {
     let skip = |kind: SkipKind, reason: String| FileOutcome {
         skipped: Some(SkippedFile {
             path: target.relative.clone(),
@@ -476,13 +486,23 @@ fn load_file(target: &Target, conftests: &workspace::Conftests) -> Loaded {
             "not valid UTF-8 (convert it to UTF-8 to have it checked)".to_string(),
         )));
     }
-    let read = analysis::read_tests(
-        file.language,
-        &target.relative,
-        &file.text,
-        &conftests.for_file(file.language, &target.relative),
-    );
-    Loaded::Tests(file, read)
+    let surroundings = surroundings.for_file(file.language, &target.absolute);
+    if target.walked
+        && !surroundings
+            .discovery
+            .collects_file(file.language, &target.absolute)
+    {
+        return Loaded::Done(None);
+    }
+    let read = analysis::read_tests(file.language, &target.relative, &file.text, &surroundings);
+    match read.incomplete {
+        Some(
+            reason @ (Incomplete::ParseTime { .. }
+            | Incomplete::ParseMemory { .. }
+            | Incomplete::TooDeep { .. }),
+        ) => Loaded::Done(Some(skip(SkipKind::TooComplex, reason.to_string()))),
+        _ => Loaded::Tests(file, read, surroundings.discovery),
+    }
 }
 
 /// Judges one file's tests: all of them, or those its change adds or modifies.
@@ -490,15 +510,21 @@ fn judge_file(
     target: &Target,
     file: SourceFile,
     read: ReadTests,
+    discovery: &Discovery,
     models: &ModelSet,
     settings: &Settings,
 ) -> Result<FileOutcome> {
     let has_syntax_errors = read.has_syntax_errors;
+    let too_many_tests = read.incomplete;
     let before = read.tests.len();
-    let (tests, signals): (Vec<TestMethod>, Vec<Signals>) =
-        changed_tests(read.tests.into_iter().zip(read.signals).collect(), file.language, target)
-            .into_iter()
-            .unzip();
+    let (tests, signals): (Vec<TestMethod>, Vec<Signals>) = changed_tests(
+        read.tests.into_iter().zip(read.signals).collect(),
+        file.language,
+        target,
+        discovery,
+    )
+    .into_iter()
+    .unzip();
     let unchanged_tests = before - tests.len();
     let judged = tests.len();
     let models = models.for_language(file.language)?;
@@ -550,6 +576,7 @@ fn judge_file(
         unchanged_tests,
         skipped: None,
         has_syntax_errors,
+        too_many_tests,
     })
 }
 
@@ -559,6 +586,7 @@ fn changed_tests<T>(
     tests: Vec<(TestMethod, T)>,
     language: Language,
     target: &Target,
+    discovery: &Discovery,
 ) -> Vec<(TestMethod, T)> {
     let previous = match &target.base {
         Base::None | Base::Added => return tests,
@@ -569,7 +597,7 @@ fn changed_tests<T>(
     let (previous_text, _) = extract::decode_source(previous);
     // The base is extracted under the new path, so a renamed file keeps its tests' ids.
     let before: std::collections::HashSet<(String, String)> =
-        extract::extract_tests(language, &target.relative, &previous_text)
+        extract::extract_tests_with(language, &target.relative, &previous_text, discovery)
             .tests
             .into_iter()
             .map(|test| (test.id, crate::dataset::normalised_code(&test.code)))
@@ -637,6 +665,7 @@ fn changed_targets(
             source,
             base,
             named: false,
+            walked: false,
         });
     }
     Ok(targets)
@@ -785,6 +814,7 @@ mod tests {
             source: Source::Disk,
             base,
             named: false,
+            walked: false,
         }
     }
 
@@ -800,16 +830,28 @@ mod tests {
                 .into_iter()
                 .map(|test| (test, ()))
                 .collect();
-        let changed = changed_tests(tests.clone(), Language::Python, &target(previous()));
+        let discovery = Discovery::default();
+        let changed = changed_tests(
+            tests.clone(),
+            Language::Python,
+            &target(previous()),
+            &discovery,
+        );
         let names: Vec<&str> = changed.iter().map(|(test, _)| test.name.as_str()).collect();
         // Whitespace alone does not change a test.
         assert_eq!(names, ["test_edited", "test_added"]);
         assert_eq!(
-            changed_tests(tests.clone(), Language::Python, &target(Base::Added)).len(),
+            changed_tests(
+                tests.clone(),
+                Language::Python,
+                &target(Base::Added),
+                &discovery
+            )
+            .len(),
             3
         );
         assert_eq!(
-            changed_tests(tests, Language::Python, &target(Base::None)).len(),
+            changed_tests(tests, Language::Python, &target(Base::None), &discovery).len(),
             3
         );
     }

@@ -73,6 +73,8 @@ pub enum SkipKind {
     Binary,
     NotUtf8,
     SymlinkLoop,
+    /// Analysing the file reached a bound on the work one file may take (parsing time, nesting).
+    TooComplex,
     /// The file or directory could not be read: an IO error, which fails the check.
     Unreadable,
 }

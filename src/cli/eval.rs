@@ -134,7 +134,10 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
 /// Leave one repository out, per language, at the warning and information thresholds.
 fn run_repositories(args: &EvalArgs) -> Result<ExitCode> {
     let mut labelled = read_data(&args.data.data, args.embedding.keep_duplicates)?;
-    labelled.extend(read_data(&args.extra_train, args.embedding.keep_duplicates)?);
+    labelled.extend(read_data(
+        &args.extra_train,
+        args.embedding.keep_duplicates,
+    )?);
     let mut repositories = Vec::new();
     for folder in &args.fixes {
         repositories.extend(crate::fixes::read(folder, &[])?);
@@ -142,7 +145,10 @@ fn run_repositories(args: &EvalArgs) -> Result<ExitCode> {
     let sigmas = [0.95, 0.5];
     let mut figures = Vec::new();
     for language in crate::language::Language::ALL {
-        if repositories.iter().any(|repository| repository.language == language) {
+        if repositories
+            .iter()
+            .any(|repository| repository.language == language)
+        {
             eprintln!("{language}: judging each repository with a prior fitted without it");
             figures.extend(leave_one_repository_out(
                 language,
@@ -183,10 +189,18 @@ fn write_repository_table(
         if rows.is_empty() {
             continue;
         }
-        writeln!(out, "{language}, leave one repository out (signal prior only)")?;
+        writeln!(
+            out,
+            "{language}, leave one repository out (signal prior only)"
+        )?;
         write!(out, "{:<40} {:>6} {:>5}", "repository", "tests", "fixed")?;
         for sigma in sigmas {
-            write!(out, "  {:>8} {:>8}", format!("alarm>{sigma}"), format!("recall"))?;
+            write!(
+                out,
+                "  {:>8} {:>8}",
+                format!("alarm>{sigma}"),
+                format!("recall")
+            )?;
         }
         writeln!(out)?;
         let mut totals = vec![(0, 0); sigmas.len()];

@@ -79,7 +79,11 @@ fn parse_tokenizer(name: &str) -> Result<Tokenizer, String> {
 #[derive(Debug, Clone, Args)]
 struct DataArgs {
     /// Labelled tests in the canonical CSV format (repeatable)
-    #[arg(long = "data", required_unless_present = "fixes", value_name = "FILE.csv")]
+    #[arg(
+        long = "data",
+        required_unless_present = "fixes",
+        value_name = "FILE.csv"
+    )]
     data: Vec<PathBuf>,
 }
 

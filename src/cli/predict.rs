@@ -102,7 +102,7 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
     let mut verdicts = Vec::new();
     let mut failures = 0;
     let mut prevalences: HashMap<PathBuf, Arc<Prevalence>> = HashMap::new();
-    let mut conftests: HashMap<PathBuf, workspace::Conftests> = HashMap::new();
+    let mut surroundings: HashMap<PathBuf, workspace::SurroundingsReader> = HashMap::new();
     for path in &args.files {
         let file = match read_source(path) {
             Ok(file) => file,
@@ -121,10 +121,12 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
         let mut models = models_for(file.language, &extra)?;
         let absolute = std::path::absolute(path)?;
         let root = workspace::find_root(&absolute);
-        let conftests = conftests
+        // A file named on the command line is judged whatever `python_files` says, as pytest
+        // collects it.
+        let surroundings = surroundings
             .entry(root.clone())
-            .or_insert_with(|| workspace::Conftests::new(&root))
-            .for_file(file.language, &workspace::relative_path(&root, &absolute));
+            .or_insert_with(|| workspace::SurroundingsReader::new(&root))
+            .for_file(file.language, &absolute);
         if models.has_prior() {
             // A prior weighs a test's signals against those of its whole workspace, as
             // `flakesense check` and the editor do.
@@ -133,7 +135,7 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                 None => {
                     let exclude = Config::load(&root)?.exclude_matcher()?;
                     let prevalence = Arc::new(workspace::prevalence(&root, &exclude));
-                    prevalences.insert(root, prevalence.clone());
+                    prevalences.insert(root.clone(), prevalence.clone());
                     prevalence
                 }
             };
@@ -145,7 +147,7 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
             file.language,
             &display.replace('\\', "/"),
             &file.text,
-            &conftests,
+            &surroundings,
         );
         if has_syntax_errors {
             eprintln!("warning: {display} has syntax errors; judging the tests that parse");

@@ -13,11 +13,11 @@ use super::{EmbeddingArgs, progress_bar, read_data};
 use rayon::prelude::*;
 
 use crate::category::Category;
-use crate::fixes;
-use crate::language::Language;
 use crate::embed::{TokenBag, TokenInterner};
+use crate::fixes;
 use crate::history::{self, IndexPlan, Repository, SourceReport};
 use crate::index::{BuildSettings, Entry, Index, kept_code};
+use crate::language::Language;
 use crate::prior::Example;
 use crate::workspace::{self, ProjectIndex};
 
@@ -226,7 +226,12 @@ fn describe(args: &TrainArgs) -> String {
     let fixes: Vec<String> = args
         .fixes
         .iter()
-        .map(|path| format!(" --fixes {}", path.file_name().unwrap_or_default().to_string_lossy()))
+        .map(|path| {
+            format!(
+                " --fixes {}",
+                path.file_name().unwrap_or_default().to_string_lossy()
+            )
+        })
         .collect();
     format!(
         "flakesense {} train on {}{} --tokenizer {} {} --seed {}",

@@ -1,42 +1,9 @@
-//! Where each test sits in its file: the scopes around it and the attributes directly before it.
+//! Where each test starts once the attributes directly before it count as part of it.
 //!
-//! Both work on sorted byte ranges rather than walking the tree: tree-sitter finds a node's parent
-//! or previous sibling by scanning the siblings, which turns large flat files quadratic.
+//! This works on sorted byte ranges rather than walking the tree: tree-sitter finds a node's
+//! previous sibling by scanning the siblings, which turns large flat files quadratic.
 
 use std::ops::Range;
-
-/// For each test (sorted by start), the indices of the scopes containing it, outermost first.
-///
-/// `scopes` are sorted by start, an outer scope before an inner one starting at the same byte.
-/// Syntax trees nest, so the scopes open at any point form a chain kept on a stack.
-pub(super) fn enclosing_scopes(scopes: &[Range<usize>], tests: &[Range<usize>]) -> Vec<Vec<usize>> {
-    let contains = |outer: &Range<usize>, inner: &Range<usize>| {
-        outer.start <= inner.start && inner.end <= outer.end
-    };
-    let mut open: Vec<usize> = Vec::new();
-    let mut next = 0;
-    let mut enclosing = Vec::with_capacity(tests.len());
-    for test in tests {
-        while let Some(scope) = scopes.get(next).filter(|scope| scope.start <= test.start) {
-            while open
-                .last()
-                .is_some_and(|&index| !contains(&scopes[index], scope))
-            {
-                open.pop();
-            }
-            open.push(next);
-            next += 1;
-        }
-        while open
-            .last()
-            .is_some_and(|&index| !contains(&scopes[index], test))
-        {
-            open.pop();
-        }
-        enclosing.push(open.clone());
-    }
-    enclosing
-}
 
 /// Where a test starting at `start` begins once the attached nodes directly before it (Rust
 /// attributes and doc comments) count as part of it. Plain comments between them are crossed but do
@@ -85,24 +52,6 @@ pub(super) fn start_with_attached(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tests_get_the_chain_of_scopes_around_them() {
-        // outer 0..100 { inner 10..50 { test 20..30 } test 60..70 } other 100..200 { test 110..120 }
-        let scopes = [0..100, 10..50, 100..200];
-        let tests = [5..8, 20..30, 60..70, 110..120, 300..310];
-        let expected: [&[usize]; 5] = [&[0], &[0, 1], &[0], &[2], &[]];
-        assert_eq!(enclosing_scopes(&scopes, &tests), expected);
-    }
-
-    #[test]
-    fn a_scope_starting_with_its_outer_scope_nests_inside_it() {
-        let scopes = [0..100, 0..40];
-        assert_eq!(
-            enclosing_scopes(&scopes, &[10..20, 50..60]),
-            [vec![0, 1], vec![0]]
-        );
-    }
 
     #[test]
     fn the_start_moves_over_attributes_and_doc_comments_but_not_plain_comments() {

@@ -1,17 +1,31 @@
-//! Finds test methods in Java, Python and Rust source with tree-sitter.
+//! Finds test methods in Java, Python and Rust source with tree-sitter, as each language's test
+//! runner finds them, within a bounded time and memory whatever the file holds.
 
+mod budget;
+mod discovery;
 mod id;
 mod ignore;
+mod java;
 mod layout;
-mod query;
+mod parser;
+mod pytest_config;
+mod python;
+mod rust;
+mod rust_macros;
+mod walk;
+
+pub use discovery::{Discovery, PytestSettings};
+pub use pytest_config::{CONFIG_FILES as PYTEST_CONFIG_FILES, ConfigError};
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::ops::Range;
-
-use tree_sitter::Parser;
+use std::time::Duration;
 
 use crate::language::Language;
+use budget::{Budget, Limits, Spent};
+
+pub use budget::count_parser_memory;
+use walk::{Found, Stop};
 
 /// One test method or function found in a source file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,113 +53,257 @@ pub struct Extraction {
     pub tests: Vec<TestMethod>,
     /// The file has syntax errors; the tests in its intact parts are still listed.
     pub has_syntax_errors: bool,
+    /// Why some or all of the file's tests were left out, when a bound was reached.
+    pub incomplete: Option<Incomplete>,
 }
 
-thread_local! {
-    // A parser is not `Sync`; one per thread spares re-allocating its buffers on every keystroke.
-    static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
+/// A bound that cut the analysis of a file short (issue 14, "bounded work for any input").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Incomplete {
+    /// The parser spent its budget, as it does on some hostile input: no tests are listed.
+    #[error(
+        "parsing took more than {:.1} s of processor time; no tests were looked for",
+        limit.as_secs_f64()
+    )]
+    ParseTime { limit: Duration },
+    /// The parser's tree outgrew its memory budget, as it does for megabytes of one flat list
+    /// or of nested brackets: no tests are listed.
+    #[error(
+        "its syntax tree would take more than {} MB; no tests were looked for",
+        limit / (1024 * 1024)
+    )]
+    ParseMemory { limit: usize },
+    /// Classes or modules nest deeper than real code does: no tests are listed.
+    #[error("classes or modules nest more than {limit} deep; no tests were looked for")]
+    TooDeep { limit: usize },
+    /// The file holds more tests than are judged in one file: the first ones are listed.
+    #[error("only the first {listed} of its {found} tests are judged")]
+    TooManyTests { listed: usize, found: usize },
 }
 
 /// Parses `source`, reusing `old_tree` for incremental re-parsing when given.
 ///
 /// `old_tree` must already carry the edits that turned its text into `source` (see
-/// [`tree_sitter::Tree::edit`]); a tree of another language is ignored. Returns `None` only if
-/// tree-sitter refuses the grammar, which the tests of this module rule out.
+/// [`tree_sitter::Tree::edit`]); a tree of another language is ignored. Returns `None` when the
+/// parser spends its processor-time budget, as it can on hostile input (see [`Incomplete`]), or
+/// if tree-sitter refuses the grammar, which the tests of this module rule out.
 pub fn parse(
     language: Language,
     source: &str,
     old_tree: Option<&tree_sitter::Tree>,
 ) -> Option<tree_sitter::Tree> {
-    let grammar = language.grammar();
-    let old_tree = old_tree.filter(|tree| *tree.language() == grammar);
-    PARSER.with_borrow_mut(|parser| {
-        parser.set_language(&grammar).ok()?;
-        parser.parse(source, old_tree)
-    })
+    let budget = Budget::start(&Limits::DEFAULT);
+    parser::parse_within(language, source, old_tree, None, &budget)
+        .ok()
+        .flatten()
 }
 
-/// Parses `source` and finds its tests in one call.
+/// Parses `source` and finds its tests in one call, by each runner's default rules.
 pub fn extract_tests(language: Language, path: &str, source: &str) -> Extraction {
-    match parse(language, source, None) {
-        Some(tree) => extract_tests_from_tree(language, path, source, &tree),
-        None => Extraction::default(),
+    extract_tests_with(language, path, source, &Discovery::default())
+}
+
+/// Parses `source` and finds its tests in one call, by the project's rules in `discovery`.
+pub fn extract_tests_with(
+    language: Language,
+    path: &str,
+    source: &str,
+    discovery: &Discovery,
+) -> Extraction {
+    extract_within(language, path, source, None, discovery, &Limits::DEFAULT)
+}
+
+/// Parses `source` within the bounds on one file and finds its tests by the project's rules;
+/// the tree comes back too for whoever reads more of the file (the signals, the context).
+pub fn read_file(
+    language: Language,
+    path: &str,
+    source: &str,
+    discovery: &Discovery,
+) -> (Extraction, Option<tree_sitter::Tree>) {
+    let limits = &Limits::DEFAULT;
+    let budget = Budget::start(limits);
+    match parser::parse_within(language, source, None, None, &budget) {
+        Ok(Some(tree)) => {
+            let extraction = find_tests(language, path, source, &tree, discovery, limits, &budget);
+            (extraction, Some(tree))
+        }
+        Ok(None) => (Extraction::default(), None),
+        Err(stop) => (incomplete(stop, false, limits), None),
     }
 }
 
-/// Finds the tests of an already parsed file; the language server keeps each document's tree and
-/// edits it incrementally. `path` is the file's path as ids should show it (repository-relative,
-/// `/`-separated). Tests are listed in source order.
+fn extract_within(
+    language: Language,
+    path: &str,
+    source: &str,
+    tree: Option<&tree_sitter::Tree>,
+    discovery: &Discovery,
+    limits: &Limits,
+) -> Extraction {
+    let budget = Budget::start(limits);
+    let parsed;
+    let tree = match tree {
+        Some(tree) => tree,
+        None => match parser::parse_within(language, source, None, None, &budget) {
+            Ok(Some(tree)) => {
+                parsed = tree;
+                &parsed
+            }
+            Ok(None) => return Extraction::default(),
+            Err(stop) => return incomplete(stop, false, limits),
+        },
+    };
+    find_tests(language, path, source, tree, discovery, limits, &budget)
+}
+
+/// Finds the tests of an already parsed file, by each runner's default rules.
 pub fn extract_tests_from_tree(
     language: Language,
     path: &str,
     source: &str,
     tree: &tree_sitter::Tree,
 ) -> Extraction {
+    extract_tests_from_tree_with(language, path, source, tree, &Discovery::default())
+}
+
+/// Finds the tests of an already parsed file; the language server keeps each document's tree and
+/// edits it incrementally. `path` is the file's path as ids should show it (repository-relative,
+/// `/`-separated). Tests are listed in source order.
+pub fn extract_tests_from_tree_with(
+    language: Language,
+    path: &str,
+    source: &str,
+    tree: &tree_sitter::Tree,
+    discovery: &Discovery,
+) -> Extraction {
+    extract_within(
+        language,
+        path,
+        source,
+        Some(tree),
+        discovery,
+        &Limits::DEFAULT,
+    )
+}
+
+fn incomplete(stop: Stop, has_syntax_errors: bool, limits: &Limits) -> Extraction {
+    Extraction {
+        tests: Vec::new(),
+        has_syntax_errors,
+        incomplete: Some(match stop {
+            Stop::Parse(Spent::Time) => Incomplete::ParseTime {
+                limit: limits.parse_time,
+            },
+            Stop::Parse(Spent::Memory) => Incomplete::ParseMemory {
+                limit: limits.parse_memory,
+            },
+            Stop::TooDeep => Incomplete::TooDeep {
+                limit: limits.max_nesting,
+            },
+        }),
+    }
+}
+
+fn find_tests(
+    language: Language,
+    path: &str,
+    source: &str,
+    tree: &tree_sitter::Tree,
+    discovery: &Discovery,
+    limits: &Limits,
+    budget: &Budget,
+) -> Extraction {
     let root = tree.root_node();
     let has_syntax_errors = root.has_error();
     if *tree.language() != language.grammar() {
-        // A query runs only on trees of its own grammar.
+        // A walk knows the node kinds of its own grammar only.
         return Extraction {
-            tests: Vec::new(),
             has_syntax_errors,
+            ..Extraction::default()
         };
     }
-    let captures = query::run(language, root, source);
-    let package = captures
+    let (found, comment_kinds): (Result<Found, Stop>, &[&str]) = match language {
+        Language::Java => (
+            java::walk(root, source, limits.max_nesting),
+            &java::COMMENTS,
+        ),
+        Language::Python => (
+            python::walk(root, source, &discovery.pytest, limits.max_nesting),
+            &python::COMMENTS,
+        ),
+        Language::Rust => (
+            rust::walk(root, source, limits.max_nesting, budget),
+            &rust::COMMENTS,
+        ),
+    };
+    let mut found = match found {
+        Ok(found) => found,
+        Err(stop) => return incomplete(stop, has_syntax_errors, limits),
+    };
+    let comments = walk::nodes_of_kinds(root, comment_kinds);
+    found.attached.sort_by_key(|range| range.start);
+    found.attached.dedup();
+    found
+        .candidates
+        .sort_by_key(|candidate| (candidate.range.start, candidate.range.end));
+    found
+        .candidates
+        .dedup_by_key(|candidate| candidate.range.clone());
+    let package = found
         .package
+        .clone()
         .and_then(|range| source.get(range))
         // Java allows spaces and line breaks around the dots of a package name.
         .map(|package| package.split_whitespace().collect::<String>());
-    let node_ranges: Vec<Range<usize>> = captures
-        .candidates
-        .iter()
-        .map(|candidate| candidate.range.clone())
-        .collect();
-    let scope_ranges: Vec<Range<usize>> = captures
-        .scopes
-        .iter()
-        .map(|scope| scope.range.clone())
-        .collect();
-    let enclosing = layout::enclosing_scopes(&scope_ranges, &node_ranges);
 
-    let mut tests: Vec<TestMethod> = captures
-        .candidates
-        .iter()
-        .zip(&enclosing)
-        .filter_map(|(candidate, scope_indices)| {
-            let start = layout::start_with_attached(
-                source,
-                candidate.range.start,
-                &captures.attached,
-                &captures.comments,
-            );
-            let range = start..candidate.range.end;
-            let name = source.get(candidate.name.clone())?;
-            let scopes: Vec<&str> = scope_indices
-                .iter()
-                .filter_map(|&index| source.get(captures.scopes.get(index)?.name.clone()))
-                .collect();
-            Some(TestMethod {
-                language,
-                name: name.to_owned(),
-                id: id::test_id(language, path, package.as_deref(), &scopes, name),
-                code: source.get(range.clone())?.to_owned(),
-                range,
-                name_range: candidate.name.clone(),
-                ignored: false,
-            })
-        })
-        .collect();
+    let mut tests = Vec::new();
+    let mut id_bytes = 0;
+    for candidate in &found.candidates {
+        if tests.len() >= limits.max_tests || id_bytes > limits.max_id_bytes {
+            break;
+        }
+        let start =
+            layout::start_with_attached(source, candidate.range.start, &found.attached, &comments);
+        let range = start..candidate.range.end;
+        let (Some(name), Some(code)) = (
+            source.get(candidate.name.clone()),
+            source.get(range.clone()),
+        ) else {
+            continue;
+        };
+        let scopes: Vec<&str> = found
+            .scope_chain(candidate.scope)
+            .into_iter()
+            .filter_map(|scope| source.get(scope))
+            .collect();
+        let id = id::test_id(language, path, package.as_deref(), &scopes, name);
+        id_bytes += id.len();
+        tests.push(TestMethod {
+            language,
+            name: name.to_owned(),
+            id,
+            code: code.to_owned(),
+            range,
+            name_range: candidate.name.clone(),
+            ignored: false,
+        });
+    }
+    let incomplete = (tests.len() < found.candidates.len()).then_some(Incomplete::TooManyTests {
+        listed: tests.len(),
+        found: found.candidates.len(),
+    });
     // The ignore pass needs the tests sorted by their widened starts.
     tests.sort_by_key(|test| test.range.start);
     let ranges: Vec<Range<usize>> = tests.iter().map(|test| test.range.clone()).collect();
-    let ignored = ignore::ignored_tests(source, &captures.comments, &ranges);
+    let ignored = ignore::ignored_tests(source, &comments, &ranges);
     for (test, ignored) in tests.iter_mut().zip(ignored) {
         test.ignored = ignored;
     }
     Extraction {
         tests,
         has_syntax_errors,
+        incomplete,
     }
 }
 
@@ -175,6 +333,80 @@ mod tests {
         let (text, replaced) = decode_source(b"def test_a():\xff\xfe pass");
         assert!(replaced);
         assert_eq!(text, "def test_a():\u{fffd}\u{fffd} pass");
+    }
+
+    /// Default limits but for the given parse budget.
+    fn with_parse_time(parse_time: Duration) -> Limits {
+        Limits {
+            parse_time,
+            ..Limits::DEFAULT
+        }
+    }
+
+    #[test]
+    fn a_spent_parse_budget_leaves_the_file_out_with_the_reason() {
+        let source = "#[test]\nfn t() { assert!(true); }\n".repeat(200);
+        let spent = extract_within(
+            Language::Rust,
+            "a.rs",
+            &source,
+            None,
+            &Discovery::default(),
+            &with_parse_time(Duration::ZERO),
+        );
+        assert!(spent.tests.is_empty());
+        assert_eq!(
+            spent.incomplete,
+            Some(Incomplete::ParseTime {
+                limit: Duration::ZERO
+            })
+        );
+        assert!(spent.incomplete.is_some_and(|reason| {
+            reason
+                .to_string()
+                .contains("parsing took more than 0.0 s of processor time")
+        }));
+        // The parser does not resume the cancelled parse on the next file.
+        let next = extract_tests(Language::Python, "test_a.py", "def test_a():\n    pass\n");
+        assert_eq!(next.tests.len(), 1);
+        assert_eq!(next.incomplete, None);
+        assert_eq!(
+            extract_tests(Language::Rust, "a.rs", &source).tests.len(),
+            200
+        );
+    }
+
+    #[test]
+    fn parsing_a_macro_body_counts_against_the_same_budget() {
+        let source = format!("tests! {{\n{}}}\n", "#[test]\nfn t() {}\n".repeat(200));
+        let Some(tree) = parse(Language::Rust, &source, None) else {
+            panic!("the Rust grammar loads");
+        };
+        let spent = extract_within(
+            Language::Rust,
+            "a.rs",
+            &source,
+            Some(&tree),
+            &Discovery::default(),
+            &with_parse_time(Duration::ZERO),
+        );
+        assert!(matches!(
+            spent.incomplete,
+            Some(Incomplete::ParseTime { .. })
+        ));
+        assert_eq!(
+            extract_tests_from_tree(Language::Rust, "a.rs", &source, &tree)
+                .tests
+                .len(),
+            200
+        );
+        // The parser parses whole texts again after a macro body.
+        assert_eq!(
+            extract_tests(Language::Rust, "b.rs", "#[test]\nfn b() {}\n")
+                .tests
+                .len(),
+            1
+        );
     }
 
     #[test]

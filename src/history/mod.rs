@@ -30,8 +30,10 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::category::Category;
 use crate::config::Config;
 use crate::embed::{TokenBag, TokenInterner};
-use crate::extract::{TestMethod, extract_tests};
+use crate::extract::{TestMethod, extract_tests_with};
 use crate::index::{BuildSettings, Dims, Entry, Index, Origin, kept_code};
+use crate::language::Language;
+use crate::workspace::SurroundingsReader;
 use annotations::Marks;
 use names::{Catalogue, Lookup, Spelling};
 
@@ -83,12 +85,20 @@ impl Repository {
 }
 
 /// The Java, Python and Rust files under `root`, sorted, with `.gitignore`, `.ignore`, git's
-/// exclude files and the `exclude` patterns of `root/flakesense.toml` honoured; and the problems
-/// met on the way.
+/// exclude files and the `exclude` patterns of `root/flakesense.toml` honoured, and Python files
+/// pytest would not collect (`python_files`) left out; and the problems met on the way.
 pub fn find_test_files(root: &Path) -> Result<(Vec<PathBuf>, Vec<String>)> {
     let config = Config::load(root)?;
     let exclude = config.exclude_matcher()?;
     let (files, problems) = crate::files::walk_sources(&[root.to_path_buf()], root, &exclude);
+    let discoveries = SurroundingsReader::new(root);
+    let files = files
+        .into_iter()
+        .filter(|path| {
+            Language::from_path(path)
+                .is_none_or(|language| discoveries.discovery(path).collects_file(language, path))
+        })
+        .collect();
     let problems = problems
         .into_iter()
         .map(|problem| match problem.path {
@@ -115,10 +125,11 @@ pub fn read_repository(
         || "repository".to_string(),
         |name| name.to_string_lossy().into_owned(),
     );
+    let discoveries = SurroundingsReader::new(root);
     let read: Vec<FileTests> = files
         .par_iter()
         .map(|path| {
-            let read = read_file(root, path);
+            let read = read_file(root, path, &discoveries);
             on_file();
             read
         })
@@ -171,7 +182,7 @@ enum FileTests {
     Problem(String),
 }
 
-fn read_file(root: &Path, path: &Path) -> FileTests {
+fn read_file(root: &Path, path: &Path, discoveries: &SurroundingsReader) -> FileTests {
     let relative = path
         .strip_prefix(root)
         .unwrap_or(path)
@@ -181,7 +192,8 @@ fn read_file(root: &Path, path: &Path) -> FileTests {
         Ok(file) => file,
         Err(reason) => return FileTests::Problem(format!("{relative}: {reason}")),
     };
-    let extraction = extract_tests(file.language, &relative, &file.text);
+    let discovery = discoveries.discovery(path);
+    let extraction = extract_tests_with(file.language, &relative, &file.text, &discovery);
     let tests = extraction
         .tests
         .into_iter()

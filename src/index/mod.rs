@@ -457,10 +457,13 @@ impl Index {
 
     /// Reads an index from the bytes of its file format.
     pub fn from_bytes(bytes: &[u8]) -> Result<Index, FormatError> {
-        let stored = match file::open(bytes)? {
+        let mut stored = match file::open(bytes)? {
             (1, payload) => v1::decode(payload)?,
             (_, payload) => file::decode_payload(payload)?,
         };
+        for prior in &mut stored.params.priors {
+            prior.rename_old_features();
+        }
         Index::from_stored(stored)
     }
 

@@ -11,13 +11,13 @@ use tower_lsp_server::ls_types::{Diagnostic, Location, MessageType, Uri};
 use crate::analysis::{self, MAX_FILE_BYTES, Models, Severity, Thresholds};
 use crate::extract::{self, TestMethod};
 use crate::language::Language;
-use crate::workspace::Conftests;
 use crate::line_index::LineIndex;
 use crate::lsp::diagnostics;
 use crate::lsp::position::{PositionEncoding, TextLines};
 use crate::lsp::session::Session;
 use crate::predict::{Neighbor, Prediction};
 use crate::signals::{SignalHit, Signals};
+use crate::workspace::SurroundingsReader;
 
 /// What the models say about one test's code, and where its workspace neighbours are.
 #[derive(Debug)]
@@ -91,7 +91,7 @@ struct Context {
     generation: u64,
     encoding: PositionEncoding,
     root: Option<PathBuf>,
-    conftests: Option<Arc<Conftests>>,
+    surroundings: Option<Arc<SurroundingsReader>>,
 }
 
 /// The outcome of an analysis run off the async threads.
@@ -252,7 +252,7 @@ async fn analyse(session: &Arc<Session>, uri: &Uri) -> Option<Result<Outcome, Sk
             generation: session.generation(),
             encoding: state.encoding,
             root: state.root.clone(),
-            conftests: state.conftests.clone(),
+            surroundings: state.surroundings.clone(),
         }
     };
     let worker = session.clone();
@@ -330,24 +330,26 @@ fn judge_snapshot(session: &Session, snapshot: Snapshot, context: &Context) -> O
     let tree = extract::parse(language, &snapshot.text, snapshot.tree.as_ref());
     let (extraction, signals) = match &tree {
         Some(tree) => {
-            let extraction = extract::extract_tests_from_tree(
-                language,
-                &snapshot.relative_path,
-                &snapshot.text,
-                tree,
-            );
-            let file = analysis::SourceTree::new(
-                language,
-                &snapshot.relative_path,
-                &snapshot.text,
-                tree,
-            );
-            let conftests = context
-                .conftests
+            // An open document is judged whatever `python_files` says, as pytest collects a
+            // file named on its command line; pytest's class and function rules still apply.
+            let surroundings = context
+                .surroundings
                 .as_ref()
-                .map(|conftests| conftests.for_file(language, &snapshot.relative_path))
+                .zip(context.root.as_deref())
+                .map(|(reader, root)| {
+                    reader.for_file(language, &root.join(&snapshot.relative_path))
+                })
                 .unwrap_or_default();
-            let signals = analysis::signals_of(&file, &conftests, &extraction.tests);
+            let extraction = extract::extract_tests_from_tree_with(
+                language,
+                &snapshot.relative_path,
+                &snapshot.text,
+                tree,
+                &surroundings.discovery,
+            );
+            let file =
+                analysis::SourceTree::new(language, &snapshot.relative_path, &snapshot.text, tree);
+            let signals = analysis::signals_of(&file, &surroundings.conftests, &extraction.tests);
             (extraction, signals)
         }
         None => (extract::Extraction::default(), Vec::new()),
@@ -515,7 +517,8 @@ impl<'a> NeighborLocator<'a> {
             text: &text,
             lines: &lines,
         };
-        let names = extract::extract_tests(language, &relative_path, &text)
+        let discovery = crate::workspace::discovery(root, &path);
+        let names = extract::extract_tests_with(language, &relative_path, &text, &discovery)
             .tests
             .into_iter()
             .map(|test| (test.id, text_lines.range(&test.name_range, self.encoding)))

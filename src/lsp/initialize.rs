@@ -20,7 +20,7 @@ use crate::lsp::session::{
     CLIENT_ANSWER_TIMEOUT, ClientSupport, ProjectIndexState, Session, file_path,
 };
 use crate::lsp::settings::read_editor_settings;
-use crate::workspace::{self, Conftests, ProjectIndex};
+use crate::workspace::{self, ProjectIndex, SurroundingsReader};
 
 pub fn initialize(session: &Session, params: InitializeParams) -> InitializeResult {
     let capabilities = &params.capabilities;
@@ -50,7 +50,9 @@ pub fn initialize(session: &Session, params: InitializeParams) -> InitializeResu
         let mut state = session.state_mut();
         state.encoding = encoding;
         state.client_support = client_support;
-        state.conftests = root.as_deref().map(|root| Arc::new(Conftests::new(root)));
+        state.surroundings = root
+            .as_deref()
+            .map(|root| Arc::new(SurroundingsReader::new(root)));
         state.root = root;
         state.layers.initialization = initialization.config;
         // Problems are reported in `initialized`, once the client may receive messages.

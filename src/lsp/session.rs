@@ -17,7 +17,7 @@ use crate::language::Language;
 use crate::lsp::document::DocumentStore;
 use crate::lsp::position::PositionEncoding;
 use crate::prevalence::Prevalence;
-use crate::workspace::Conftests;
+use crate::workspace::SurroundingsReader;
 
 /// How long the server waits for the client to answer one of its requests before going on
 /// without the answer.
@@ -69,8 +69,9 @@ impl SettingsLayers {
 pub struct State {
     /// The workspace root: the first workspace folder, else the root URI.
     pub root: Option<PathBuf>,
-    /// The workspace's `conftest.py` files, parsed once and again when they change on disk.
-    pub conftests: Option<Arc<Conftests>>,
+    /// What the workspace's files need from it (pytest's settings, `conftest.py` files), read
+    /// once, and the conftest files again when they change on disk.
+    pub surroundings: Option<Arc<SurroundingsReader>>,
     pub encoding: PositionEncoding,
     pub client_support: ClientSupport,
     pub layers: SettingsLayers,

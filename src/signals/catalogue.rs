@@ -110,7 +110,9 @@ struct File {
     mitigation: Vec<Entry>,
 }
 
-fn category<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Category>, D::Error> {
+fn category<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Category>, D::Error> {
     let name = String::deserialize(deserializer)?;
     Category::from_name(&name)
         .map(Some)
@@ -159,7 +161,10 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
     let file: File =
         toml::from_str(source_of(language)).map_err(|error| format!("{where_}: {error}"))?;
     let mut entries = Vec::new();
-    for (kind, list) in [(Kind::Risk, file.signal), (Kind::Mitigation, file.mitigation)] {
+    for (kind, list) in [
+        (Kind::Risk, file.signal),
+        (Kind::Mitigation, file.mitigation),
+    ] {
         for mut entry in list {
             entry.kind = Some(kind);
             entry.context_feature = format!("{}@context", entry.id);
@@ -212,8 +217,7 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
         combined.push_str(&entry.query);
         combined.push('\n');
     }
-    let query =
-        Query::new(&grammar, &combined).map_err(|error| format!("{where_}: {error}"))?;
+    let query = Query::new(&grammar, &combined).map_err(|error| format!("{where_}: {error}"))?;
     let mut facts_source = String::new();
     let mut pattern_fact = Vec::new();
     for fact in &file.fact {

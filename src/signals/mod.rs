@@ -251,7 +251,11 @@ pub fn feature_names(language: Language) -> Vec<&'static str> {
     catalogue
         .risks()
         .map(|entry| entry.id.as_str())
-        .chain(catalogue.risks().map(|entry| entry.context_feature.as_str()))
+        .chain(
+            catalogue
+                .risks()
+                .map(|entry| entry.context_feature.as_str()),
+        )
         .chain(catalogue.mitigations().map(|entry| entry.id.as_str()))
         .collect()
 }

@@ -44,7 +44,9 @@ pub struct FileScan {
 impl FileScan {
     /// The matches inside a byte range of the file.
     pub fn within(&self, range: Range<usize>) -> impl Iterator<Item = &Hit> {
-        let first = self.hits.partition_point(|hit| hit.range.start < range.start);
+        let first = self
+            .hits
+            .partition_point(|hit| hit.range.start < range.start);
         self.hits[first..]
             .iter()
             .take_while(move |hit| hit.range.start < range.end)
@@ -70,7 +72,15 @@ pub fn scan(language: Language, source: &str, tree: &Tree) -> FileScan {
     matches(catalogue, &whole, &facts, deadline, &mut hits);
     if language == Language::Rust {
         let mut budget = MAX_MACRO_BODIES;
-        expand_macros(catalogue, &whole, &facts, deadline, 0, &mut budget, &mut hits);
+        expand_macros(
+            catalogue,
+            &whole,
+            &facts,
+            deadline,
+            0,
+            &mut budget,
+            &mut hits,
+        );
     }
     hits.sort_by(|a, b| {
         (a.range.start, a.range.end, a.entry).cmp(&(b.range.start, b.range.end, b.entry))
@@ -113,10 +123,7 @@ impl Part<'_> {
     }
 }
 
-fn with_budget<R>(
-    deadline: Instant,
-    run: impl FnOnce(QueryCursorOptions<'_>) -> R,
-) -> R {
+fn with_budget<R>(deadline: Instant, run: impl FnOnce(QueryCursorOptions<'_>) -> R) -> R {
     let mut callback = |_: &tree_sitter::QueryCursorState| {
         if Instant::now() > deadline {
             ControlFlow::Break(())
@@ -314,13 +321,23 @@ fn is_fixed_local_port(node: Node<'_>, text: &str, facts: &Facts<'_>) -> bool {
 /// code that builds one (`listener.local_addr()`, `f"http://localhost:{port}"`).
 fn is_known_local(node: Node<'_>, text: &str, facts: &Facts<'_>) -> bool {
     if let Some(value) = string_or_bound(node, text, facts) {
-        return values::host_of(&value)
-            .map_or_else(|| values::is_local(value.trim()), |(host, _)| values::is_local(host));
+        return values::host_of(&value).map_or_else(
+            || values::is_local(value.trim()),
+            |(host, _)| values::is_local(host),
+        );
     }
     let code = text_of(node, text);
-    ["local_addr", "localhost", "127.0.0.1", "[::1]", "0.0.0.0", "LOCALHOST", "LOOPBACK"]
-        .iter()
-        .any(|local| code.contains(local))
+    [
+        "local_addr",
+        "localhost",
+        "127.0.0.1",
+        "[::1]",
+        "0.0.0.0",
+        "LOCALHOST",
+        "LOOPBACK",
+    ]
+    .iter()
+    .any(|local| code.contains(local))
 }
 
 /// The value of a string literal, or of a name bound to one.
@@ -429,7 +446,15 @@ fn expand_macros(
             first_row_in_file: usize::try_from(part.line(body)).unwrap_or(1) - 1,
         };
         matches(catalogue, &expanded, facts, deadline, hits);
-        expand_macros(catalogue, &expanded, facts, deadline, depth + 1, budget, hits);
+        expand_macros(
+            catalogue,
+            &expanded,
+            facts,
+            deadline,
+            depth + 1,
+            budget,
+            hits,
+        );
     }
 }
 

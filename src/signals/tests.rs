@@ -155,10 +155,7 @@ fn hits_in_context_become_context_features() {
         ],
     );
     assert_eq!(signals.features(), ["fixed-sleep@context"]);
-    assert_eq!(
-        signals.risks[0].whereabouts(),
-        "in set-up `setUp` (line 2)"
-    );
+    assert_eq!(signals.risks[0].whereabouts(), "in set-up `setUp` (line 2)");
 }
 
 #[test]
@@ -171,4 +168,3 @@ fn feature_names_are_unique_within_a_language() {
         assert_eq!(names.len(), count, "{language}");
     }
 }
-

@@ -33,7 +33,10 @@ pub(crate) fn last_name<'a>(node: Node<'_>, text: &'a str) -> Option<&'a str> {
     match node.kind() {
         "identifier" | "field_identifier" | "type_identifier" => Some(text_of(node, text)),
         // Java `a.b`, Python `a.b`, Rust `a::b` and `a.b`.
-        "field_access" | "attribute" | "scoped_identifier" | "field_expression"
+        "field_access"
+        | "attribute"
+        | "scoped_identifier"
+        | "field_expression"
         | "scoped_type_identifier" => {
             let name = node
                 .child_by_field_name("field")
@@ -224,7 +227,8 @@ impl<'tree> Facts<'tree> {
                         };
                         total += self.number_at(value, text, depth)? * unit;
                     } else {
-                        total += self.number_at(*argument, text, depth)? * positional.get(position)?;
+                        total +=
+                            self.number_at(*argument, text, depth)? * positional.get(position)?;
                     }
                 }
                 Some(total)
@@ -286,7 +290,9 @@ fn parse_integer(literal: &str) -> Option<f64> {
     } else {
         (10, digits)
     };
-    u64::from_str_radix(body, radix).ok().map(|value| value as f64)
+    u64::from_str_radix(body, radix)
+        .ok()
+        .map(|value| value as f64)
 }
 
 fn strip_rust_suffix(literal: &str) -> &str {

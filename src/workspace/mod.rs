@@ -1,19 +1,21 @@
 //! A project's own index of labelled tests, `.flakesense/index` at the workspace root: where it
-//! lives, how it is created, and what happens when it is damaged.
+//! lives, how it is created, and what happens when it is damaged; and what the workspace's
+//! files say about each other: how common each signal is among its tests, and the
+//! [`surroundings`] a file's tests are read with.
+
+mod surroundings;
+
+pub use surroundings::{SurroundingsReader, discovery};
 
 use std::path::{Path, PathBuf};
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
-
 use rayon::prelude::*;
 
+use crate::analysis;
 use crate::embed::{Projection, Tokenizer};
-use crate::analysis::{self, ParsedFile};
-use crate::context;
-use crate::language::Language;
 use crate::files;
 use crate::index::{Index, LoadError, ModelParams};
+use crate::language::Language;
 use crate::prevalence::Prevalence;
 use crate::signals::Signals;
 
@@ -49,26 +51,31 @@ pub fn find_root(start: &Path) -> PathBuf {
 const MAX_COUNTED_FILES: usize = 5_000;
 
 /// How common each signal is among the tests of the workspace at `root` (files matching
-/// `exclude` left out): what a shipped model's prior weighs signals by. Files that cannot be read
-/// are passed over; whoever judges them reports why.
+/// `exclude` left out, and Python files pytest would not collect): what a shipped model's prior
+/// weighs signals by. Files that cannot be read are passed over; whoever judges them reports why.
 pub fn prevalence(root: &Path, exclude: &globset::GlobSet) -> Prevalence {
-    let conftests = Conftests::new(root);
     let (paths, _) = files::walk_sources(&[root.to_path_buf()], root, exclude);
+    let surroundings = SurroundingsReader::new(root);
     let stride = paths.len().div_ceil(MAX_COUNTED_FILES).max(1);
     let sample: Vec<&PathBuf> = paths.iter().step_by(stride).collect();
     sample
         .par_iter()
         .filter_map(|path| Some((path, files::read_source(path).ok()?)))
         .filter(|(_, file)| !file.lossy)
-        .map(|(path, file)| {
-            let relative = relative_path(root, path);
-            let read = analysis::read_tests(
-                file.language,
-                &relative,
-                &file.text,
-                &conftests.for_file(file.language, &relative),
-            );
-            tally(file.language, &read.signals)
+        .filter_map(|(path, file)| {
+            let surroundings = surroundings.for_file(file.language, path);
+            surroundings
+                .discovery
+                .collects_file(file.language, path)
+                .then(|| {
+                    let read = analysis::read_tests(
+                        file.language,
+                        &relative_path(root, path),
+                        &file.text,
+                        &surroundings,
+                    );
+                    tally(file.language, &read.signals)
+                })
         })
         .reduce(Prevalence::default, Prevalence::merged)
 }
@@ -79,69 +86,6 @@ pub fn relative_path(root: &Path, path: &Path) -> String {
         .unwrap_or(path)
         .to_string_lossy()
         .replace('\\', "/")
-}
-
-/// The `conftest.py` files of a workspace, each read and parsed once however many test files
-/// take fixtures from it, and again when its size or modification time changes (the language
-/// server keeps one for its whole life). Files that cannot be read, or are not UTF-8, are passed
-/// over: their fixtures are not known.
-#[derive(Debug)]
-pub struct Conftests {
-    root: PathBuf,
-    parsed: Mutex<HashMap<String, (Stamp, Option<Arc<ParsedFile>>)>>,
-}
-
-/// What tells a file changed: its length and modification time (none: it does not exist).
-type Stamp = Option<(u64, Option<std::time::SystemTime>)>;
-
-impl Conftests {
-    pub fn new(root: &Path) -> Conftests {
-        Conftests {
-            root: root.to_path_buf(),
-            parsed: Mutex::default(),
-        }
-    }
-
-    /// The `conftest.py` files that apply to the Python file at `relative` (workspace-relative),
-    /// nearest directory first; none for other languages.
-    pub fn for_file(&self, language: Language, relative: &str) -> Vec<Arc<ParsedFile>> {
-        if language != Language::Python {
-            return Vec::new();
-        }
-        context::conftest_candidates(relative)
-            .into_iter()
-            .filter_map(|candidate| self.parsed(candidate))
-            .collect()
-    }
-
-    fn parsed(&self, relative: String) -> Option<Arc<ParsedFile>> {
-        let path = self.root.join(&relative);
-        let stamp: Stamp = std::fs::metadata(&path)
-            .ok()
-            .filter(|metadata| metadata.is_file())
-            .map(|metadata| (metadata.len(), metadata.modified().ok()));
-        let known = self
-            .parsed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&relative)
-            .cloned();
-        if let Some((known_stamp, parsed)) = known
-            && known_stamp == stamp
-        {
-            return parsed;
-        }
-        let parsed = stamp
-            .and_then(|_| files::read_source(&path).ok())
-            .filter(|file| !file.lossy && file.language == Language::Python)
-            .and_then(|file| ParsedFile::new(Language::Python, relative.clone(), file.text))
-            .map(Arc::new);
-        self.parsed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(relative, (stamp, parsed.clone()));
-        parsed
-    }
 }
 
 /// How common each signal is among some tests of one language in a workspace, given the

@@ -1,0 +1,318 @@
+//! How the test runners of a project find its tests, where a project can change it: pytest's
+//! `python_files`, `python_classes` and `python_functions` settings.
+//!
+//! The rules follow pytest's documentation ("Changing naming conventions") and its collector:
+//! a class or function name is collected when it starts with one of the configured entries, or
+//! when an entry holding a glob character (`*`, `?`, `[`) matches it with `fnmatch`; a file is a
+//! test file when one of the `python_files` globs matches its base name, or its whole path for a
+//! glob holding a `/`. This module only holds the values and the predicates; reading them from
+//! the configuration files is [`super::pytest_config`]'s job, finding those files the caller's.
+
+use std::path::Path;
+
+use regex::Regex;
+
+use crate::language::Language;
+
+/// What decides which files, classes and functions are tests, beyond a language's fixed rules.
+/// The default is each runner's own default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Discovery {
+    pub pytest: PytestSettings,
+}
+
+impl Discovery {
+    /// Whether a file found by walking a directory is one the runner collects tests from. A file
+    /// named explicitly (on the command line, open in an editor) is judged whatever this says,
+    /// as pytest collects a file named on its command line whatever `python_files` says.
+    pub fn collects_file(&self, language: Language, path: &Path) -> bool {
+        match language {
+            Language::Python => self.pytest.collects_file(path),
+            // JUnit runners and cargo find tests by annotation or attribute in every file.
+            Language::Java | Language::Rust => true,
+        }
+    }
+}
+
+/// pytest's collection settings, defaults filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PytestSettings {
+    files: Patterns,
+    classes: Patterns,
+    functions: Patterns,
+}
+
+impl Default for PytestSettings {
+    fn default() -> Self {
+        PytestSettings::new(
+            &["test_*.py", "*_test.py"].map(String::from),
+            &["Test".to_string()],
+            &["test".to_string()],
+        )
+    }
+}
+
+impl PytestSettings {
+    /// Settings from the entries of `python_files`, `python_classes` and `python_functions`.
+    pub fn new(files: &[String], classes: &[String], functions: &[String]) -> PytestSettings {
+        PytestSettings {
+            files: Patterns::new(files),
+            classes: Patterns::new(classes),
+            functions: Patterns::new(functions),
+        }
+    }
+
+    /// The `python_files` entries.
+    pub fn files(&self) -> &[String] {
+        &self.files.entries
+    }
+
+    /// The `python_classes` entries.
+    pub fn classes(&self) -> &[String] {
+        &self.classes.entries
+    }
+
+    /// The `python_functions` entries.
+    pub fn functions(&self) -> &[String] {
+        &self.functions.entries
+    }
+
+    /// Whether pytest collects `path` when it meets it walking a directory: a `python_files`
+    /// glob without a `/` matches the base name, one with a `/` the whole path (pytest's
+    /// `fnmatch_ex`, which prefixes a relative glob with `*/` to match an absolute path).
+    pub fn collects_file(&self, path: &Path) -> bool {
+        let name = path
+            .file_name()
+            .map(|name| name.to_string_lossy())
+            .unwrap_or_default();
+        let whole = path.to_string_lossy().replace('\\', "/");
+        self.files.globs.iter().any(|glob| {
+            if glob.pattern.contains('/') {
+                glob.regex.is_match(&whole)
+            } else {
+                glob.regex.is_match(&name)
+            }
+        })
+    }
+
+    /// Whether a class of this name is collected (`python_classes`).
+    pub fn collects_class(&self, name: &str) -> bool {
+        self.classes.prefix_or_glob(name)
+    }
+
+    /// Whether a function or method of this name is collected (`python_functions`).
+    pub fn collects_function(&self, name: &str) -> bool {
+        self.functions.prefix_or_glob(name)
+    }
+}
+
+/// The entries of one setting, each with its compiled glob where it has glob characters.
+#[derive(Debug, Clone)]
+struct Patterns {
+    entries: Vec<String>,
+    globs: Vec<Glob>,
+}
+
+impl PartialEq for Patterns {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Eq for Patterns {}
+
+#[derive(Debug, Clone)]
+struct Glob {
+    pattern: String,
+    regex: Regex,
+}
+
+impl Patterns {
+    fn new(entries: &[String]) -> Patterns {
+        let globs = entries
+            .iter()
+            .filter_map(|entry| {
+                // Relative path globs match the end of an absolute path, as in `fnmatch_ex`.
+                let pattern = if entry.contains('/') && !entry.starts_with('/') {
+                    format!("*/{entry}")
+                } else {
+                    entry.clone()
+                };
+                Some(Glob {
+                    regex: fnmatch_regex(&pattern)?,
+                    pattern: entry.clone(),
+                })
+            })
+            .collect();
+        Patterns {
+            entries: entries.to_vec(),
+            globs,
+        }
+    }
+
+    /// pytest's `_matches_prefix_or_glob_option`: a prefix, or a glob where the entry has glob
+    /// characters.
+    fn prefix_or_glob(&self, name: &str) -> bool {
+        self.entries
+            .iter()
+            .any(|entry| name.starts_with(entry.as_str()))
+            || self
+                .globs
+                .iter()
+                .any(|glob| has_glob_characters(&glob.pattern) && glob.regex.is_match(name))
+    }
+}
+
+fn has_glob_characters(entry: &str) -> bool {
+    entry.contains(['*', '?', '['])
+}
+
+/// Python's `fnmatch.translate`: `*` any run of characters (`/` included), `?` one character,
+/// `[seq]` and `[!seq]` sets, everything else literal; the whole name must match. Case-sensitive,
+/// as `fnmatch.fnmatch` is on POSIX. `None` only for a set the regex engine refuses.
+fn fnmatch_regex(pattern: &str) -> Option<Regex> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut regex = String::from("(?s)^");
+    let mut index = 0;
+    while let Some(&char) = chars.get(index) {
+        index += 1;
+        match char {
+            '*' => regex.push_str(".*"),
+            '?' => regex.push('.'),
+            '[' => {
+                // A set runs to the next `]`, a `]` right after the opening (or after `!`)
+                // being part of it; without a closing `]` the `[` is literal.
+                let mut end = index;
+                if chars.get(end) == Some(&'!') {
+                    end += 1;
+                }
+                if chars.get(end) == Some(&']') {
+                    end += 1;
+                }
+                while chars.get(end).is_some_and(|&char| char != ']') {
+                    end += 1;
+                }
+                if end >= chars.len() {
+                    regex.push_str("\\[");
+                    continue;
+                }
+                let mut set: String = chars[index..end].iter().collect();
+                index = end + 1;
+                let negated = set.starts_with('!');
+                if negated {
+                    set.remove(0);
+                }
+                regex.push('[');
+                if negated {
+                    regex.push('^');
+                }
+                // Every member is escaped but the `-` of a range: a leading `^`, and the `&&`,
+                // `--` and `~~` set operations of the regex engine, are literal in fnmatch.
+                let mut previous_dash = false;
+                for member in set.chars() {
+                    if member == '-' && !previous_dash {
+                        regex.push('-');
+                        previous_dash = true;
+                    } else {
+                        if member.is_ascii_punctuation() {
+                            regex.push('\\');
+                        }
+                        regex.push(member);
+                        previous_dash = false;
+                    }
+                }
+                regex.push(']');
+            }
+            other => regex.push_str(&regex::escape(&other.to_string())),
+        }
+    }
+    regex.push('$');
+    Regex::new(&regex).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(entries: &[&str]) -> Vec<String> {
+        entries.iter().map(|entry| entry.to_string()).collect()
+    }
+
+    #[test]
+    fn defaults_are_pytests() {
+        let settings = PytestSettings::default();
+        assert!(settings.collects_file(Path::new("/repo/tests/test_orders.py")));
+        assert!(settings.collects_file(Path::new("/repo/orders_test.py")));
+        assert!(!settings.collects_file(Path::new("/repo/tests/conftest.py")));
+        assert!(!settings.collects_file(Path::new("/repo/tests/helpers.py")));
+        assert!(settings.collects_class("TestOrders"));
+        assert!(settings.collects_class("Testing"));
+        assert!(!settings.collects_class("OrdersTest"));
+        assert!(settings.collects_function("test_create"));
+        assert!(settings.collects_function("testCreate"));
+        assert!(!settings.collects_function("check_create"));
+    }
+
+    #[test]
+    fn entries_are_prefixes_or_globs() {
+        // celery's `python_classes = test_*`, and urllib3's `Test *TestCase`.
+        let celery = PytestSettings::new(&[], &strings(&["test_*"]), &strings(&["test"]));
+        assert!(celery.collects_class("test_AsyncResult"));
+        assert!(!celery.collects_class("TestAsyncResult"));
+        assert!(!celery.collects_class("test"));
+        let urllib3 = PytestSettings::new(&[], &strings(&["Test", "*TestCase"]), &[]);
+        assert!(urllib3.collects_class("TestPool"));
+        assert!(urllib3.collects_class("HTTPSTestCase"));
+        assert!(!urllib3.collects_class("HTTPSTestCases"));
+        let functions = PytestSettings::new(&[], &[], &strings(&["check_", "*_should_*"]));
+        assert!(functions.collects_function("check_total"));
+        assert!(functions.collects_function("total_should_add_up"));
+        assert!(!functions.collects_function("test_total"));
+    }
+
+    #[test]
+    fn file_globs_with_a_slash_match_the_whole_path() {
+        // pytest's own `testing/python/*.py`, scrapy's `test_*/__init__.py`.
+        let settings = PytestSettings::new(
+            &strings(&["test_*.py", "testing/python/*.py", "test_*/__init__.py"]),
+            &[],
+            &[],
+        );
+        assert!(settings.collects_file(Path::new("/repo/testing/python/collect.py")));
+        assert!(settings.collects_file(Path::new("/repo/tests/test_http/__init__.py")));
+        assert!(!settings.collects_file(Path::new("/repo/testing/other/collect.py")));
+        assert!(!settings.collects_file(Path::new("/repo/tests/http/__init__.py")));
+        assert!(settings.collects_file(Path::new("test_a.py")));
+    }
+
+    #[test]
+    fn fnmatch_sets_and_literals() {
+        let matches = |pattern: &str, name: &str| {
+            fnmatch_regex(pattern).is_some_and(|regex| regex.is_match(name))
+        };
+        assert!(matches("test_[ab].py", "test_a.py"));
+        assert!(!matches("test_[ab].py", "test_c.py"));
+        assert!(matches("test_[!ab].py", "test_c.py"));
+        assert!(!matches("test_[!ab].py", "test_a.py"));
+        assert!(matches("test_?.py", "test_x.py"));
+        assert!(!matches("test_?.py", "test_xy.py"));
+        // Regex characters are literal, an unclosed set too.
+        assert!(matches("a.b+(c)", "a.b+(c)"));
+        assert!(!matches("a.b", "axb"));
+        assert!(matches("test_[x", "test_[x"));
+        assert!(matches("[]]x", "]x"));
+        assert!(matches("[^a]", "^"));
+        assert!(!matches("[^a]", "b"));
+        assert!(matches("[a-c]", "b"));
+        assert!(matches("[&&]", "&"));
+        assert!(matches("*", "a/b"));
+    }
+
+    #[test]
+    fn only_python_files_are_filtered() {
+        let discovery = Discovery::default();
+        assert!(discovery.collects_file(Language::Java, Path::new("src/Helper.java")));
+        assert!(discovery.collects_file(Language::Rust, Path::new("src/lib.rs")));
+        assert!(!discovery.collects_file(Language::Python, Path::new("src/helper.py")));
+    }
+}
