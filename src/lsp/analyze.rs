@@ -121,7 +121,7 @@ const PUBLISHED_BEFORE_REPLY: Duration = Duration::from_millis(25);
 /// Re-judges every open document at once and waits until each has published its diagnostics or
 /// been replaced by an edit's analysis. A command that changes labels waits for this before it
 /// answers, so that its reply is the last message of the burst: the jsonrpc.el of Emacs 28
-/// (eglot's transport; later versions hand each message to a timer) leaves the messages that
+/// (eglot's transport; newer versions hand each message to a timer) leaves the messages that
 /// follow a reply in the same read unprocessed until the server next writes, which hid a mark's
 /// new diagnostics until the next edit in most runs through rassumfrassum.
 pub async fn judge_all_and_publish(session: &Arc<Session>) {
