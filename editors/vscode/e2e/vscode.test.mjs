@@ -2,14 +2,15 @@
  * The extension inside a real VS Code: code-server (VS Code's own workbench, served to a browser)
  * installs the packaged .vsix, opens a copy of the repository's tests/fixtures/demo, and Debian's
  * Chromium, driven by playwright-core, reads what a user sees from the page's DOM: the warning on
- * the flaky test's name in the Problems panel, the hover, the code actions on another test, and
- * that picking "Mark as flaky" writes `.flakesense/index` and adds that test's warning.
+ * the flaky test's name in the Problems panel, the hover, the code actions on it and on another
+ * test, and that picking "Mark as flaky" there writes `.flakesense/index` and adds that test's
+ * warning.
  * Screenshots of each step go to $E2E_OUT (default: target/vscode-e2e in the repository).
  *
  * Inputs: $FLAKESENSE, the server binary (default: target/debug/flakesense, then `flakesense` on
- * PATH); $VSIX, the packaged extension (default: packed here from ../ with `npm run package`).
- * Without Chromium or code-server (`npm ci` in this folder, see README.md) the tests are skipped
- * with a note; `.ci/run` installs both.
+ * PATH); $VSIX, the packaged extension (default: packed from ../ by vsce, which bundles it first).
+ * Without Chromium or code-server (`./install.sh` in this folder, see README.md) the tests are
+ * skipped with a note; `.ci/run` installs both.
  */
 
 import { spawn, spawnSync } from "node:child_process";
@@ -63,10 +64,11 @@ function packagedExtension(work) {
         return process.env.VSIX;
     }
     const vsix = path.join(work, "flakesense.vsix");
-    const packed = spawnSync("npx", ["vsce", "package", "--no-dependencies", "--allow-missing-repository", "--out", vsix], {
-        cwd: extensionRoot,
-        encoding: "utf8",
-    });
+    const packed = spawnSync(
+        "npx",
+        ["vsce", "package", "--no-dependencies", "--allow-missing-repository", "--out", vsix],
+        { cwd: extensionRoot, encoding: "utf8" },
+    );
     assert.equal(packed.status, 0, `vsce package failed:\n${packed.stdout}\n${packed.stderr}`);
     return vsix;
 }
@@ -128,6 +130,11 @@ describe("the extension in VS Code (code-server)", { skip }, () => {
     /** The rows of the Problems panel, as text. */
     async function problems() {
         return page.locator(".markers-panel .monaco-list-row").allInnerTexts();
+    }
+
+    /** How many elements `selector` finds that are visible. */
+    function visible(selector) {
+        return page.locator(`${selector}:visible`).count();
     }
 
     /** The rendered token of the editor that is exactly `text`. */
@@ -260,15 +267,30 @@ describe("the extension in VS Code (code-server)", { skip }, () => {
         // Away from the name, so that the hover closes and frees the other test's name.
         await page.mouse.move(5, 450);
         await page.keyboard.press("Escape");
-        await eventually("the hover closed", async () => (await page.locator(".monaco-hover:visible").count()) === 0, 15_000);
+        await eventually("the hover closed", async () => (await visible(".monaco-hover")) === 0, 15_000);
+    }));
+
+    /** The titles of the code actions offered (Ctrl+.) with the cursor on `name`. */
+    async function codeActions(name) {
+        await token(name).click();
+        await page.keyboard.press("Control+.");
+        const rows = page.locator(".action-widget .monaco-list-row:visible");
+        await rows.first().waitFor({ timeout: 15_000 });
+        return rows.allInnerTexts();
+    }
+
+    it("offers the code actions of a flagged test", checked("flagged-actions", async () => {
+        const titles = await codeActions(FLAGGED);
+        for (const expected of ["Show similar", "Mark as flaky", "Mark as not flaky", "Ignore this test"]) {
+            assert.ok(titles.some((title) => title.startsWith(expected)), `no "${expected}..." among ${titles}`);
+        }
+        await screenshot("flagged-actions");
+        await page.keyboard.press("Escape");
+        await eventually("the menu closed", async () => (await visible(".action-widget .monaco-list-row")) === 0, 15_000);
     }));
 
     it("offers the code actions on another test, and Mark as flaky labels it", checked("mark", async () => {
-        await token(MARKED).click();
-        await page.keyboard.press("Control+.");
-        const rows = page.locator(".action-widget .monaco-list-row");
-        await rows.first().waitFor({ timeout: 15_000 });
-        const titles = await rows.allInnerTexts();
+        const titles = await codeActions(MARKED);
         assert.ok(titles.some((title) => title.startsWith("Mark as flaky")), `code actions: ${titles}`);
         await screenshot("code-actions");
 
