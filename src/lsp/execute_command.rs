@@ -175,13 +175,14 @@ async fn mark(
     };
     session.state_mut().project = ProjectIndexState::Loaded(Arc::new(index));
     session.invalidate_predictions();
-    analyze::schedule_all(session);
     session
         .log(
             MessageType::INFO,
             format!("marked {test_id} as {label} in {}", path.display()),
         )
         .await;
+    // The new diagnostics go out before the reply: see `judge_all_and_publish`.
+    analyze::judge_all_and_publish(session).await;
     Ok(Some(json!({
         "testId": test_id,
         "flaky": flaky.is_some(),

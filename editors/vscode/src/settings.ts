@@ -19,6 +19,8 @@ export interface ServerSettings {
     k?: number;
     models?: string[];
     exclude?: string[];
+    defaultModels?: boolean;
+    debounceMs?: number;
 }
 
 /** The settings sent to the server, and what was wrong with the ones left out. */
@@ -28,13 +30,20 @@ export interface MappedSettings {
     problems: string[];
 }
 
-/** The keys under `flakesense.` that travel to the server (`path` and `trace.server` stay here). */
+/**
+ * The keys under `flakesense.` that travel to the server (`path` and `trace.server` stay here):
+ * every field of the server's settings (`src/config.rs` in the repository), in camelCase.
+ * package.json declares each; the repository's `tests/editors.rs` keeps both in step with the
+ * server.
+ */
 export const SERVER_SETTING_KEYS = [
     "warningThreshold",
     "informationThreshold",
     "k",
     "models",
     "exclude",
+    "defaultModels",
+    "debounceMs",
 ] as const;
 
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
@@ -131,6 +140,24 @@ export function toServerSettings(
             settings.k = k;
         } else {
             problems.push(`flakesense.k must be a whole number of at least 1, not ${describe(k)}`);
+        }
+    }
+
+    const defaultModels = read("defaultModels");
+    if (defaultModels !== undefined && defaultModels !== null) {
+        if (typeof defaultModels === "boolean") {
+            settings.defaultModels = defaultModels;
+        } else {
+            problems.push(`flakesense.defaultModels must be true or false, not ${describe(defaultModels)}`);
+        }
+    }
+
+    const debounceMs = read("debounceMs");
+    if (debounceMs !== undefined && debounceMs !== null) {
+        if (typeof debounceMs === "number" && Number.isInteger(debounceMs) && debounceMs >= 0) {
+            settings.debounceMs = debounceMs;
+        } else {
+            problems.push(`flakesense.debounceMs must be a whole number of milliseconds, not ${describe(debounceMs)}`);
         }
     }
 

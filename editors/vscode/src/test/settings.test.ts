@@ -1,6 +1,7 @@
 /**
  * The mapping from VS Code's settings to the server's: what is sent, what is left out, and that
- * the keys are the ones the server's `src/config.rs` accepts.
+ * package.json declares each key. These tests read nothing outside this folder, so they pass in a
+ * copy of it; the repository's `tests/editors.rs` checks the keys against the server's.
  */
 
 import * as assert from "node:assert/strict";
@@ -23,7 +24,6 @@ function setValues(values: Partial<Record<ServerSettingKey, unknown>>): (key: Se
 }
 
 const extensionRoot = path.join(__dirname, "..", "..");
-const repositoryRoot = path.join(extensionRoot, "..", "..");
 
 describe("explicitValue", () => {
     test("is undefined when only the default applies", () => {
@@ -55,6 +55,8 @@ describe("toServerSettings", () => {
                 k: 5,
                 models: ["/data/flaky.idx"],
                 exclude: ["vendor/**", "gen/**"],
+                defaultModels: false,
+                debounceMs: 0,
             }),
             { workspaceFolder: "/work/project" },
         );
@@ -65,6 +67,8 @@ describe("toServerSettings", () => {
                 k: 5,
                 models: ["/data/flaky.idx"],
                 exclude: ["vendor/**", "gen/**"],
+                defaultModels: false,
+                debounceMs: 0,
             },
             problems: [],
         });
@@ -113,6 +117,17 @@ describe("toServerSettings", () => {
         }
     });
 
+    test("leaves out a debounce that is not whole milliseconds, and a defaultModels that is not a boolean", () => {
+        for (const debounceMs of [-1, 2.5, "150"]) {
+            const mapped = toServerSettings(setValues({ debounceMs }));
+            assert.deepEqual(mapped.settings, {}, `debounceMs = ${String(debounceMs)}`);
+            assert.match(mapped.problems[0], /flakesense\.debounceMs must be a whole number of milliseconds/);
+        }
+        const mapped = toServerSettings(setValues({ defaultModels: "no", debounceMs: 300 }));
+        assert.deepEqual(mapped.settings, { debounceMs: 300 });
+        assert.match(mapped.problems[0], /flakesense\.defaultModels must be true or false/);
+    });
+
     test("drops entries of lists that are not strings and keeps the rest", () => {
         const mapped = toServerSettings(setValues({ exclude: ["vendor/**", 3, "", " gen/** "], models: "one.idx" }));
         assert.deepEqual(mapped.settings, { exclude: ["vendor/**", "gen/**"] });
@@ -143,40 +158,30 @@ describe("expandPath", () => {
     });
 });
 
-describe("the contract with the server and the manifest", () => {
-    test("every key sent is one that src/config.rs accepts", () => {
-        const configRs = fs.readFileSync(path.join(repositoryRoot, "src", "config.rs"), "utf8");
-        const accepted = new Set<string>();
-        for (const match of configRs.matchAll(/alias\s*=\s*"([A-Za-z]+)"/g)) {
-            accepted.add(match[1]);
-        }
-        for (const match of configRs.matchAll(/pub\s+([a-z_]+)\s*:/g)) {
-            // Fields without an alias are accepted under their (kebab-case) name; single words are
-            // the same in every case.
-            if (!match[1].includes("_")) {
-                accepted.add(match[1]);
-            }
-        }
-        for (const key of SERVER_SETTING_KEYS) {
-            assert.ok(accepted.has(key), `src/config.rs does not accept "${key}" (accepts ${[...accepted].join(", ")})`);
-        }
-    });
+describe("the manifest", () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(extensionRoot, "package.json"), "utf8"));
+    const properties: Record<string, { default?: unknown }> = manifest.contributes.configuration.properties;
 
-    test("package.json declares every setting with the server's defaults", () => {
-        const manifest = JSON.parse(fs.readFileSync(path.join(extensionRoot, "package.json"), "utf8"));
-        const properties = manifest.contributes.configuration.properties;
-        for (const key of SERVER_SETTING_KEYS) {
-            assert.ok(properties[`flakesense.${key}`], `package.json lacks flakesense.${key}`);
-        }
-        assert.equal(properties["flakesense.warningThreshold"].default, 0.95);
-        assert.equal(properties["flakesense.informationThreshold"].default, 0.5);
-        assert.equal(properties["flakesense.k"].default, 7);
+    test("declares every setting sent to the server, and no other", () => {
+        const declared = Object.keys(properties)
+            .map((key) => key.slice("flakesense.".length))
+            .filter((key) => key !== "path" && key !== "trace.server")
+            .sort();
+        assert.deepEqual(declared, [...SERVER_SETTING_KEYS].sort());
         assert.ok(properties["flakesense.path"]);
         assert.ok(properties["flakesense.trace.server"]);
     });
 
+    test("gives the server's defaults", () => {
+        // The repository's tests/editors.rs compares these with the server's own.
+        assert.equal(properties["flakesense.warningThreshold"].default, 0.95);
+        assert.equal(properties["flakesense.informationThreshold"].default, 0.5);
+        assert.equal(properties["flakesense.k"].default, 7);
+        assert.equal(properties["flakesense.defaultModels"].default, true);
+        assert.equal(properties["flakesense.debounceMs"].default, 150);
+    });
+
     test("no client command takes the id of a server command", () => {
-        const manifest = JSON.parse(fs.readFileSync(path.join(extensionRoot, "package.json"), "utf8"));
         const clientCommands: string[] = manifest.contributes.commands.map((entry: { command: string }) => entry.command);
         for (const serverCommand of ["flakesense.markFlaky", "flakesense.markNotFlaky", "flakesense.showSimilar"]) {
             assert.ok(!clientCommands.includes(serverCommand), `${serverCommand} is the server's`);

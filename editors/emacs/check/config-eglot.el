@@ -1,6 +1,6 @@
-;; Batch check of flakesense.el with eglot (run by run.sh): opens $FILE, starts flakesense
-;; through rass beside the companion server (or alone with MULTIPLEXER=none), waits for the
-;; diagnostics of both, and runs a server command.
+;; Batch check of flakesense.el with eglot against stand-in servers (run by run.sh): opens
+;; $FILE, starts flakesense through rass beside the companion server (or alone with
+;; MULTIPLEXER=none), waits for the diagnostics of both, and runs a server command.
 (setq debug-on-error t)
 (require 'eglot)
 (load (getenv "FLAKESENSE_EL"))
@@ -13,7 +13,7 @@
   (setq-default eglot-workspace-configuration '(:flakesense (:k 5))))
 (find-file (getenv "FILE"))
 (apply #'eglot (eglot--guess-contact))
-(let ((deadline (+ (float-time) 20)))
+(let ((deadline (+ (float-time) 60)))
   (while (and (< (float-time) deadline)
               (< (length (flymake-diagnostics)) (if (equal (getenv "MULTIPLEXER") "none") 1 2)))
     (accept-process-output nil 0.2)))

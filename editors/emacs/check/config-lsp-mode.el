@@ -1,6 +1,6 @@
-;; Batch check of flakesense.el with lsp-mode (run by run.sh): opens $FILE, where flakesense
-;; must start as an add-on beside pylsp, and runs a server command.  The lsp-* settings below
-;; only keep optional UI packages out of a batch session.
+;; Batch check of flakesense.el with lsp-mode against stand-in servers (run by run.sh): opens
+;; $FILE, where flakesense must start as an add-on beside pylsp, and runs a server command.  The
+;; lsp-* settings below only keep optional UI packages out of a batch session.
 (setq debug-on-error t)
 (require 'lsp-mode)
 (setq lsp-session-file (make-temp-file "lsp-session")
@@ -16,9 +16,10 @@
 (flakesense-lsp-mode-setup)
 (find-file (getenv "FILE"))
 (lsp)
-(let ((deadline (+ (float-time) 20)))
+(let ((deadline (+ (float-time) 60)))
   (while (and (< (float-time) deadline)
-              (< (length (lsp-workspaces)) 2))
+              (< (seq-count (lambda (w) (eq (lsp--workspace-status w) 'initialized)) (lsp-workspaces))
+                 2))
     (accept-process-output nil 0.2))
   (accept-process-output nil 2))
 (message "workspaces: %S" (mapcar #'lsp--workspace-print (lsp-workspaces)))
