@@ -275,15 +275,20 @@ pub fn predict(
             }
         })
         .collect();
+    let prior = models.iter().find_map(|model| model.prior(language));
+    // Beside a prior, a research or mined dataset's "not flaky" means "not known to be flaky":
+    // such a neighbour, even the test's exact twin in a project the model was trained on, never
+    // outvotes the evidence in the test's own code. Flaky neighbours, and every label of a
+    // project's own index, vote.
     let ballots: Vec<Ballot<'_>> = neighbors
         .iter()
+        .filter(|neighbor| prior.is_none() || neighbor.flaky || neighbor.origin != Origin::Dataset)
         .map(|neighbor| Ballot {
             flaky: neighbor.flaky,
             categories: &neighbor.categories,
             distance: neighbor.distance,
         })
         .collect();
-    let prior = models.iter().find_map(|model| model.prior(language));
     let (opinion, evidence) = match prior {
         Some(prior) => {
             let (opinion, evidence) = prior_opinion(prior, signals, prevalence);
