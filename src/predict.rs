@@ -166,12 +166,8 @@ pub fn prior_opinion(
         .cloned()
         .collect();
     evidence.sort_by(|a, b| weight(b).total_cmp(&weight(a)));
-    // The cause is the strongest signal's category, unless the labelled data contradicted the
-    // catalogue there: then the signal still counts, but the cause is unknown.
-    let category = evidence
-        .iter()
-        .find(|hit| prior.trusts_category_of(hit.id))
-        .map(|hit| hit.category);
+    // The cause is the strongest evidence's category.
+    let category = evidence.first().map(|hit| hit.category);
     let opinion = PriorOpinion {
         score: prior.score(signals, prevalence),
         category,

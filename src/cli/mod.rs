@@ -2,6 +2,7 @@
 
 mod eval;
 mod predict;
+mod signals;
 mod train;
 
 use std::path::PathBuf;
@@ -39,6 +40,8 @@ enum Command {
     },
     /// Report likely flaky tests of a tree or a change, for pre-commit hooks and CI
     Check(crate::check::CheckArgs),
+    /// List the flakiness signals flakesense looks for; with an id, what it matches, why, an example and the fix
+    Signals(signals::SignalsArgs),
 }
 
 /// How tests are turned into vectors; shared by `train` and `eval`.
@@ -96,6 +99,7 @@ pub fn run() -> ExitCode {
         Command::Predict(args) => predict::run(args),
         Command::Serve { .. } => crate::lsp::run_stdio(),
         Command::Check(args) => crate::check::run(args),
+        Command::Signals(args) => signals::run(args),
     };
     match result {
         Ok(code) => code,
