@@ -240,7 +240,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         .and_then(|()| out.flush().map_err(anyhow::Error::from));
     match written {
         // A reader that stopped early (`| head`) wanted no more; the verdict stands.
-        Err(error) if is_broken_pipe(&error) => {}
+        Err(error) if crate::terminal::is_broken_pipe(&error) => {}
         written => written?,
     }
 
@@ -637,18 +637,6 @@ fn changed_targets(
         });
     }
     Ok(targets)
-}
-
-fn is_broken_pipe(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        let kind = match cause.downcast_ref::<serde_json::Error>() {
-            Some(error) => error.io_error_kind(),
-            None => cause
-                .downcast_ref::<std::io::Error>()
-                .map(std::io::Error::kind),
-        };
-        kind == Some(std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 /// The top level of the git working tree holding `directory`, found without running git; the

@@ -112,12 +112,16 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         write_predictions(path, &outcomes)?;
     }
     let mut stdout = std::io::stdout().lock();
-    match args.format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut stdout, &report)?;
-            writeln!(stdout)?;
-        }
-        Format::Table => write_table(&mut stdout, &report)?,
+    let written = match args.format {
+        Format::Json => serde_json::to_writer_pretty(&mut stdout, &report)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| Ok(writeln!(stdout)?)),
+        Format::Table => write_table(&mut stdout, &report),
+    };
+    match written {
+        // A reader that stopped early (`| head`) wanted no more.
+        Err(error) if crate::terminal::is_broken_pipe(&error) => {}
+        written => written?,
     }
     Ok(ExitCode::SUCCESS)
 }

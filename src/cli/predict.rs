@@ -180,12 +180,16 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
         }
     }
     let mut out = std::io::stdout().lock();
-    match args.format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &verdicts)?;
-            writeln!(out)?;
-        }
-        Format::Text => write_text(&mut out, &verdicts)?,
+    let written = match args.format {
+        Format::Json => serde_json::to_writer_pretty(&mut out, &verdicts)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| Ok(writeln!(out)?)),
+        Format::Text => write_text(&mut out, &verdicts),
+    };
+    match written {
+        // A reader that stopped early (`| head`) wanted no more; the exit code stands.
+        Err(error) if crate::terminal::is_broken_pipe(&error) => {}
+        written => written?,
     }
     Ok(if failures > 0 {
         ExitCode::from(2)
