@@ -57,7 +57,7 @@ pub struct CheckArgs {
     #[arg(long, value_parser = parse_sigma)]
     sigma: Option<f64>,
     /// Neighbours that vote [default: k of flakesense.toml, 7]
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=crate::config::MAX_K as u64))]
     k: Option<u64>,
     /// How to report
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -205,7 +205,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         if outcome.has_syntax_errors {
             eprintln!(
                 "warning: {} has syntax errors; judged the tests that parse",
-                target.display
+                crate::terminal::escape(&target.display)
             );
         }
         match outcome.skipped {
@@ -223,7 +223,11 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         } else {
             "note"
         };
-        eprintln!("{label}: skipped {}: {}", skip.display_path, skip.reason);
+        eprintln!(
+            "{label}: skipped {}: {}",
+            crate::terminal::escape(&skip.display_path),
+            crate::terminal::escape(&skip.reason)
+        );
     }
     summary.flagged = findings.len();
     summary.skipped = skipped;
@@ -337,10 +341,11 @@ fn collect(
                     .path
                     .as_deref()
                     .map_or_else(String::new, |path| display_path(path, current)),
-                kind: if problem.is_loop {
-                    SkipKind::SymlinkLoop
-                } else {
-                    SkipKind::Unreadable
+                kind: match problem.kind {
+                    files::WalkProblemKind::Loop => SkipKind::SymlinkLoop,
+                    files::WalkProblemKind::BrokenLink => SkipKind::BrokenSymlink,
+                    files::WalkProblemKind::LinkOutside => SkipKind::SymlinkOutside,
+                    files::WalkProblemKind::Unreadable => SkipKind::Unreadable,
                 },
                 reason: problem.message,
             })

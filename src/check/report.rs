@@ -73,6 +73,10 @@ pub enum SkipKind {
     Binary,
     NotUtf8,
     SymlinkLoop,
+    /// A symbolic link to nothing.
+    BrokenSymlink,
+    /// A symbolic link out of the tree: the walk never leaves it.
+    SymlinkOutside,
     /// The file or directory could not be read: an IO error, which fails the check.
     Unreadable,
 }

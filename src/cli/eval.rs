@@ -32,7 +32,7 @@ pub struct EvalArgs {
     #[arg(long, default_value_t = 7)]
     min_flaky: usize,
     /// Neighbours that vote
-    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=crate::config::MAX_K as u64))]
     k: u64,
     /// Flaky when the flaky share of the vote exceeds this
     #[arg(long, default_value_t = 0.5)]

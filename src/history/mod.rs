@@ -14,6 +14,9 @@
 //!    the sources give or hint at ([`category_hints`]). Every other test is a negative.
 //! 4. [`build_index`]: a new index, or the previous one updated, keeping labels set by hand.
 
+/// The largest flaky list or test report read: far past any real one, short of exhausting memory.
+pub const MAX_HISTORY_FILE_BYTES: u64 = 256 << 20;
+
 pub mod annotations;
 pub mod category_hints;
 pub mod flaky_list;
