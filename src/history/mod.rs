@@ -184,6 +184,11 @@ fn read_file(root: &Path, path: &Path) -> FileTests {
         Ok(file) => file,
         Err(reason) => return FileTests::Problem(format!("{relative}: {reason}")),
     };
+    // One rule for every command: a file that is not UTF-8 is skipped with a report, as
+    // `check` and `predict` do, rather than learnt from with its bytes replaced.
+    if file.lossy {
+        return FileTests::Problem(format!("{relative}: not valid UTF-8"));
+    }
     let extraction = extract_tests(file.language, &relative, &file.text);
     let tests = extraction
         .tests
