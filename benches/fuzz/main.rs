@@ -196,7 +196,8 @@ fn save(target: &Target, kind: &str, input: &[u8]) -> PathBuf {
     path
 }
 
-/// Seeds: the target's fixture files and folders, and the `seed-*` files of its corpus folder.
+/// Seeds: the target's fixture files and folders, and the `seed-*` files of its corpus folder,
+/// each cut to `max_len` bytes.
 fn seeds(target: &Target, max_len: usize) -> Vec<Vec<u8>> {
     fn collect(path: &Path, max_len: usize, found: &mut Vec<Vec<u8>>) {
         if path.is_dir() {
@@ -224,10 +225,10 @@ fn seeds(target: &Target, max_len: usize) -> Vec<Vec<u8>> {
                 }
                 collect(&entry, max_len, found);
             }
-        } else if let Ok(bytes) = fs::read(path) {
-            if bytes.len() <= max_len {
-                found.push(bytes);
-            }
+        } else if let Ok(mut bytes) = fs::read(path) {
+            // A long fixture still seeds a short run: its start is a file of the language.
+            bytes.truncate(max_len);
+            found.push(bytes);
         }
     }
     let mut found = Vec::new();

@@ -481,7 +481,9 @@ mod tests {
 
     #[test]
     fn each_malformed_body_is_answered_when_its_id_is_known() {
-        let cases: [(&[u8], Vec<(Value, i64)>); 7] = [
+        // A body, and the (id, code) of each error reply it is owed.
+        type Case<'a> = (&'a [u8], Vec<(Value, i64)>);
+        let cases: [Case; 7] = [
             (br#"{"jsonrpc":"2.0","id":1,"method":"#, vec![]),
             (
                 b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\xff\"}",

@@ -146,10 +146,10 @@ async fn relay_service_output(
     let mut buffer = vec![0u8; 1 << 16];
     loop {
         while let Ok(Some(frame)) = decoder.next_frame() {
-            if let Frame::Message { body, .. } = frame {
-                if to_client.send(framing::frame(&body)).is_err() {
-                    return;
-                }
+            if let Frame::Message { body, .. } = frame
+                && to_client.send(framing::frame(&body)).is_err()
+            {
+                return;
             }
         }
         match service_output.read(&mut buffer).await {
