@@ -180,7 +180,7 @@ fn write_table(out: &mut impl Write, report: &Report) -> Result<()> {
         writeln!(
             out,
             "{:<28} {:>6} {:>5} {:>5} {:>5} {:>5} {}",
-            truncate(&project.project, 28),
+            truncate(&crate::terminal::escape(&project.project), 28),
             project.tests,
             project.flaky,
             counts.true_positives,
