@@ -103,6 +103,8 @@ pub fn run() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // Whatever still wrote to a reader that went away ends quietly: nobody reads a message.
+        Err(error) if crate::terminal::is_broken_pipe(&error) => ExitCode::from(2),
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::from(2)
