@@ -10,6 +10,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{Changes, Finding, Format, Report};
+use crate::analysis::similarity;
 use crate::category::Category;
 use crate::predict::Neighbor;
 use crate::signals::SignalHit;
@@ -73,7 +74,14 @@ fn message(finding: &Finding, separator: &str) -> String {
         sentences.push(format!("Signals: {}.", signals.join(", ")));
     }
     let neighbors: Vec<String> = flaky_neighbors(finding)
-        .map(|neighbor| format!("{} ({})", neighbor.id, neighbor.project))
+        .map(|neighbor| {
+            format!(
+                "{} ({}, similarity {:.2})",
+                neighbor.id,
+                neighbor.project,
+                similarity(neighbor)
+            )
+        })
         .collect();
     if !neighbors.is_empty() {
         sentences.push(format!(
@@ -90,14 +98,9 @@ fn message(finding: &Finding, separator: &str) -> String {
     sentences.join(separator)
 }
 
-/// The hint for a finding's category; a finding without one gets general advice.
-fn hint(category: Option<Category>) -> &'static str {
-    match category {
-        Some(category) => category.fix_hint(),
-        None => {
-            "Consider what the test waits for or shares with other tests (time, threads, network, files, global state), and confirm by rerunning it many times."
-        }
-    }
+/// The hint at a fix for a finding, as every output words it.
+fn hint(finding: &Finding) -> &'static str {
+    crate::analysis::hint(finding.language, finding.category, &finding.signals)
 }
 
 /// "flagged 2 of 41 tests in 12 files ...": one line for people, shared by the human and GitHub
