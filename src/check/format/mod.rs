@@ -42,13 +42,19 @@ fn verdict(category: Option<Category>) -> String {
     }
 }
 
-/// The nearest flaky neighbours: the evidence behind a finding.
+/// The nearest flaky neighbours, the evidence behind a finding: those flaky for the finding's
+/// category (its strongest signal's) first, as across projects the nearest by tokens alone are
+/// often unrelated; nearest first within each group.
 fn flaky_neighbors(finding: &Finding) -> impl Iterator<Item = &Neighbor> {
-    finding
+    let mut flaky: Vec<&Neighbor> = finding
         .neighbors
         .iter()
         .filter(|neighbor| neighbor.flaky)
-        .take(EVIDENCE_SHOWN)
+        .collect();
+    if let Some(category) = finding.category {
+        flaky.sort_by_key(|neighbor| !neighbor.categories.contains(&category));
+    }
+    flaky.into_iter().take(EVIDENCE_SHOWN)
 }
 
 /// How many signals the human, SARIF and GitHub formats name; JSON lists them all.
@@ -156,5 +162,63 @@ fn rule_id(category: Option<Category>) -> String {
     match category {
         Some(category) => format!("flakesense/{category}"),
         None => "flakesense/flaky".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::Severity;
+    use crate::check::report::Position;
+    use crate::index::Origin;
+    use crate::language::Language;
+
+    fn neighbor(id: &str, flaky: bool, category: Category, distance: f64) -> Neighbor {
+        Neighbor {
+            model: 0,
+            entry: 0,
+            id: id.to_string(),
+            project: "p".to_string(),
+            flaky,
+            categories: vec![category],
+            origin: Origin::Dataset,
+            path: None,
+            distance,
+            shared_tokens: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_flaky_neighbours_of_the_findings_category_are_shown_first() {
+        let at = Position {
+            line: 1,
+            column: 1,
+            column_utf16: 1,
+        };
+        let finding = Finding {
+            path: "t.py".to_string(),
+            display_path: "t.py".to_string(),
+            language: Language::Python,
+            id: "t.py::test_a".to_string(),
+            name: "test_a".to_string(),
+            start: at,
+            end: at,
+            score: 0.99,
+            severity: Severity::Warning,
+            category: Some(Category::Network),
+            signals: Vec::new(),
+            shared_tokens: Vec::new(),
+            neighbors: vec![
+                neighbor("near-io", true, Category::Io, 0.3),
+                neighbor("stable", false, Category::Network, 0.35),
+                neighbor("far-network", true, Category::Network, 0.5),
+                neighbor("farther-io", true, Category::Io, 0.6),
+                neighbor("farthest-network", true, Category::Network, 0.7),
+            ],
+        };
+        let shown: Vec<&str> = flaky_neighbors(&finding)
+            .map(|neighbor| neighbor.id.as_str())
+            .collect();
+        assert_eq!(shown, ["far-network", "farthest-network", "near-io"]);
     }
 }
