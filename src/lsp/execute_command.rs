@@ -14,10 +14,10 @@ use tower_lsp_server::ls_types::{
     ExecuteCommandParams, LSPAny, MessageType, ShowDocumentParams, Uri,
 };
 
+use crate::analysis::similarity;
 use crate::category::Category;
 use crate::index::{Entry, Index, Origin};
 use crate::lsp::analyze::{self, JudgedTest, NeighborLocator, current_analysis, panic_message};
-use crate::analysis::similarity;
 use crate::lsp::session::{ProjectIndexState, Session};
 use crate::workspace;
 
@@ -80,7 +80,10 @@ pub async fn execute_command(
                 None => category.fix_hint(None).to_string(),
             };
             session
-                .show(MessageType::INFO, format!("flakesense ({category}): {hint}"))
+                .show(
+                    MessageType::INFO,
+                    format!("flakesense ({category}): {hint}"),
+                )
                 .await;
             Ok(Some(json!({ "category": category, "hint": hint })))
         }
