@@ -46,6 +46,98 @@ pub struct Config {
     /// milliseconds (default 150). Each keystroke within that time restarts the wait.
     #[serde(alias = "debounceMs")]
     pub debounce_ms: Option<u64>,
+    /// How `flakesense confirm` runs tests (the `[confirm]` table).
+    pub confirm: Option<ConfirmConfig>,
+}
+
+/// The `[confirm]` table: defaults of `flakesense confirm` and how each language's tests are run.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ConfirmConfig {
+    /// Runs per condition (default 20).
+    pub runs: Option<u32>,
+    /// Seconds one run may take (default 300).
+    pub timeout: Option<u64>,
+    /// The conditions run by default (all five).
+    pub conditions: Option<Vec<String>>,
+    /// A command for the tests of every language, `{tests}` and `{report}` filled in.
+    pub command: Option<String>,
+    pub rust: Option<RunnerConfig>,
+    pub python: Option<RunnerConfig>,
+    pub java: Option<RunnerConfig>,
+}
+
+/// How one language's tests are run; every field optional, the runner detected otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RunnerConfig {
+    /// `cargo` or `nextest` (Rust), `pytest` (Python), `maven`, `gradle` or `junit-console`
+    /// (Java).
+    pub runner: Option<String>,
+    /// A command template holding `{tests}` and `{report}`, run by `sh -c` at the workspace root.
+    pub command: Option<String>,
+    /// For the JUnit Platform console launcher: the test classes and their dependencies,
+    /// relative to the workspace root (`build/classes`, `lib/*`).
+    #[serde(default)]
+    pub classpath: Vec<String>,
+    /// The console launcher's standalone jar (default: Debian's
+    /// `/usr/share/java/junit-platform-console-standalone.jar`).
+    pub launcher: Option<PathBuf>,
+}
+
+impl ConfirmConfig {
+    pub fn for_language(&self, language: crate::language::Language) -> Option<&RunnerConfig> {
+        match language {
+            crate::language::Language::Rust => self.rust.as_ref(),
+            crate::language::Language::Python => self.python.as_ref(),
+            crate::language::Language::Java => self.java.as_ref(),
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.runs == Some(0) {
+            bail!("[confirm] runs must be at least 1");
+        }
+        if self.timeout == Some(0) {
+            bail!("[confirm] timeout must be at least 1 second");
+        }
+        let tables = [
+            ("rust", &self.rust),
+            ("python", &self.python),
+            ("java", &self.java),
+        ];
+        let commands = std::iter::once(("confirm", self.command.as_ref())).chain(
+            tables.iter().map(|(name, table)| {
+                (
+                    *name,
+                    table.as_ref().and_then(|table| table.command.as_ref()),
+                )
+            }),
+        );
+        for (table, command) in commands {
+            if let Some(command) = command
+                && !command.contains("{tests}")
+            {
+                bail!("the command of [{table}] must hold {{tests}}: `{command}`");
+            }
+        }
+        for (name, table) in tables {
+            let known: &[&str] = match name {
+                "rust" => &["cargo", "nextest"],
+                "python" => &["pytest"],
+                _ => &["maven", "gradle", "junit-console"],
+            };
+            if let Some(runner) = table.as_ref().and_then(|table| table.runner.as_deref())
+                && !known.contains(&runner)
+            {
+                bail!(
+                    "[confirm.{name}] runner `{runner}` is not one of {}",
+                    known.join(", ")
+                );
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Config {
@@ -98,6 +190,7 @@ impl Config {
         self.k = other.k.or(self.k);
         self.default_models = other.default_models.or(self.default_models);
         self.debounce_ms = other.debounce_ms.or(self.debounce_ms);
+        self.confirm = other.confirm.or(self.confirm);
         self.models.extend(other.models);
         self.exclude.extend(other.exclude);
         self
@@ -128,6 +221,9 @@ impl Config {
         for pattern in &self.exclude {
             globset::Glob::new(pattern)
                 .with_context(|| format!("invalid exclude pattern `{pattern}`"))?;
+        }
+        if let Some(confirm) = &self.confirm {
+            confirm.validate()?;
         }
         Ok(())
     }
