@@ -39,6 +39,8 @@ enum Command {
     },
     /// Report likely flaky tests of a tree or a change, for pre-commit hooks and CI
     Check(crate::check::CheckArgs),
+    /// Run suspected tests under noise, one CPU, no network and twice in one process
+    Confirm(crate::confirm::ConfirmArgs),
 }
 
 /// How tests are turned into vectors; shared by `train` and `eval`.
@@ -96,6 +98,7 @@ pub fn run() -> ExitCode {
         Command::Predict(args) => predict::run(args),
         Command::Serve { .. } => crate::lsp::run_stdio(),
         Command::Check(args) => crate::check::run(args),
+        Command::Confirm(args) => crate::confirm::run(args),
     };
     match result {
         Ok(code) => code,
