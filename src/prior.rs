@@ -112,32 +112,56 @@ impl<'a> Example<'a> {
 /// names then), and the id of the signal that replaced each.
 const RENAMED: &[(Language, &str, &str)] = &[
     (Language::Java, "fixed sleep", "fixed-sleep"),
-    (Language::Java, "wait on a latch, future or condition", "tight-wait"),
+    (
+        Language::Java,
+        "wait on a latch, future or condition",
+        "tight-wait",
+    ),
     (Language::Java, "threads or executors", "threads"),
-    (Language::Java, "shared concurrent state", "concurrent-state"),
+    (
+        Language::Java,
+        "shared concurrent state",
+        "concurrent-state",
+    ),
     (Language::Java, "remote connection", "remote-connection"),
     (Language::Java, "remote URL", "remote-address"),
     (Language::Java, "fixed local port", "fixed-port"),
     (Language::Java, "wall-clock time", "wall-clock"),
-    (Language::Java, "hash-ordered collection", "unordered-iteration"),
+    (
+        Language::Java,
+        "hash-ordered collection",
+        "unordered-iteration",
+    ),
     (Language::Java, "shared files", "fixed-path"),
     (Language::Java, "tight timeout", "tight-timeout"),
     (Language::Java, "platform-specific", "platform"),
     (Language::Java, "mocked collaborators", "mocks"),
     (Language::Python, "fixed sleep", "fixed-sleep"),
-    (Language::Python, "wait on an event or condition", "tight-wait"),
+    (
+        Language::Python,
+        "wait on an event or condition",
+        "tight-wait",
+    ),
     (Language::Python, "threads, processes or tasks", "threads"),
     (Language::Python, "remote connection", "remote-connection"),
     (Language::Python, "remote URL", "remote-address"),
     (Language::Python, "local server or port", "fixed-port"),
     (Language::Python, "wall-clock time", "wall-clock"),
-    (Language::Python, "set or directory order", "unordered-iteration"),
+    (
+        Language::Python,
+        "set or directory order",
+        "unordered-iteration",
+    ),
     (Language::Python, "timeout", "tight-timeout"),
     (Language::Python, "platform-specific", "platform"),
     (Language::Python, "mocked collaborators", "mocks"),
     (Language::Rust, "fixed sleep or timeout", "fixed-sleep"),
     (Language::Rust, "threads, tasks or locks", "threads"),
-    (Language::Rust, "multi-threaded async runtime", "multi-thread-runtime"),
+    (
+        Language::Rust,
+        "multi-threaded async runtime",
+        "multi-thread-runtime",
+    ),
     (Language::Rust, "polling or retrying", "retries"),
     (Language::Rust, "child processes", "child-process"),
     (Language::Rust, "network connection", "remote-connection"),
@@ -145,7 +169,11 @@ const RENAMED: &[(Language, &str, &str)] = &[
     (Language::Rust, "remote URL", "remote-address"),
     (Language::Rust, "fixed local port", "fixed-port"),
     (Language::Rust, "wall-clock time", "wall-clock"),
-    (Language::Rust, "hash-ordered collection", "unordered-iteration"),
+    (
+        Language::Rust,
+        "hash-ordered collection",
+        "unordered-iteration",
+    ),
     (Language::Rust, "shared files", "fixed-path"),
     (Language::Rust, "timeout", "tight-wait"),
     (Language::Rust, "platform-specific", "platform"),
@@ -528,10 +556,13 @@ fn calibrated(probability: f64, information: f64, warning: f64) -> f64 {
 /// over distinct rows is many times faster than one over tests.
 type Aggregated = Vec<(Vec<(usize, f64)>, bool, f64)>;
 
+/// A row by the bits of its values, and its label: what identical rows share.
+type RowKey = (Vec<(usize, u64)>, bool);
+
 fn aggregate<'r, 'e: 'r>(
     rows: impl Iterator<Item = (&'r Vec<(usize, f64)>, &'r Group<'e>)>,
 ) -> Aggregated {
-    let mut counts: BTreeMap<(Vec<(usize, u64)>, bool), (Vec<(usize, f64)>, f64)> = BTreeMap::new();
+    let mut counts: BTreeMap<RowKey, (Vec<(usize, f64)>, f64)> = BTreeMap::new();
     for (row, group) in rows {
         let key = (
             row.iter().map(|&(i, x)| (i, x.to_bits())).collect(),
