@@ -587,9 +587,17 @@ fn progress_of(kind: &'static str) -> impl Fn(&Value) -> bool {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_editor_confirms_in_the_background_with_progress_and_shows_the_verdict() {
+#[test]
+fn the_editor_confirms_in_the_background_with_progress_and_shows_the_verdict() {
     let _serial = serial();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(editor_confirms_in_the_background());
+}
+
+async fn editor_confirms_in_the_background() {
     let service = PriceService::start();
     let project = copy_fixture("pytest");
     let root = project.path().to_path_buf();
