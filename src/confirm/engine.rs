@@ -250,3 +250,49 @@ fn run_once(
         .map(|results| (results, timed_out))
         .collect()))
 }
+
+/// Runs one test under one condition until it first fails, at most `cap` times: the number of
+/// the failing run, or `None` when every run passed (or gave no result). What the benchmark
+/// measures, after Shaker: how many runs a condition needs to expose a flaky test.
+pub fn runs_until_failure(
+    root: &Path,
+    test: &ChosenTest,
+    config: Option<&ConfirmConfig>,
+    condition: Condition,
+    cap: u32,
+    host: &Host,
+    stop: &Stop,
+) -> Result<std::result::Result<Option<u32>, Stopped>> {
+    let runner = runner::detect(test, root, config)?;
+    if let Some(reason) = host
+        .unavailable(condition)
+        .or_else(|| runner.unavailable(condition))
+    {
+        anyhow::bail!("{condition} is unavailable: {reason}");
+    }
+    let scratch = tempfile::Builder::new()
+        .prefix("flakesense-confirm-")
+        .tempdir()?;
+    let prepared = runner.prepare(&[test], &[condition], root, scratch.path(), stop)?;
+    let settings = Settings {
+        runs: cap,
+        conditions: vec![condition],
+        timeout: DEFAULT_TIMEOUT,
+    };
+    for run in 1..=cap {
+        let directory = scratch.path().join(format!("{condition}-{run}"));
+        let results = match run_once(&prepared, condition, &directory, host, &settings, stop)? {
+            Ok(results) => results,
+            Err(Stopped) => return Ok(Err(Stopped)),
+        };
+        let (results, timed_out) = &results[0];
+        let failed = timed_out.is_some()
+            || results
+                .iter()
+                .any(|result| result.outcome == super::outcome::Outcome::Failed);
+        if failed {
+            return Ok(Ok(Some(run)));
+        }
+    }
+    Ok(Ok(None))
+}
