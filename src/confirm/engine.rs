@@ -175,7 +175,8 @@ pub fn confirm(
                     .collect()
             })
             .collect();
-        for run in 1..=settings.runs {
+        let mut failed_to_run = None;
+        'runs: for run in 1..=settings.runs {
             for (slot, &condition) in settings.conditions.iter().enumerate() {
                 if unavailable[slot].is_some() {
                     continue;
@@ -183,9 +184,14 @@ pub fn confirm(
                 let directory = scratch
                     .path()
                     .join(format!("group-{index}/{condition}-{run}"));
-                let results = match run_once(ready, condition, &directory, host, settings, stop)? {
-                    Ok(results) => results,
-                    Err(Stopped) => return Ok(Err(Stopped)),
+                let results = match run_once(ready, condition, &directory, host, settings, stop) {
+                    Ok(Ok(results)) => results,
+                    Ok(Err(Stopped)) => return Ok(Err(Stopped)),
+                    // The runner cannot be started at all (not installed): its tests are not run.
+                    Err(error) => {
+                        failed_to_run = Some(error);
+                        break 'runs;
+                    }
                 };
                 for (test, (results, timed_out)) in results.into_iter().enumerate() {
                     tallies[test][slot].record(&results, timed_out);
@@ -201,7 +207,13 @@ pub fn confirm(
             }
         }
         for (&test, tallies) in group.tests.iter().zip(tallies) {
-            verdicts[test] = Some(verdict::judge(tallies, &tests[test].suspected_causes()));
+            verdicts[test] = Some(match &failed_to_run {
+                Some(error) => TestVerdict::not_run(format!(
+                    "{} could not run it: {error:#}",
+                    group.runner.name()
+                )),
+                None => verdict::judge(tallies, &tests[test].suspected_causes()),
+            });
         }
     }
     Ok(Ok(Confirmation {
