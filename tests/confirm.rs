@@ -495,6 +495,75 @@ fn offline_is_reported_unavailable_when_the_kernel_refuses() {
     );
 }
 
+#[test]
+fn a_command_template_runs_the_tests_and_nextest_is_driven_whole() {
+    let _serial = serial();
+    let service = PriceService::start();
+    // pytest through a command of flakesense.toml: `{tests}` and `{report}` filled in.
+    let project = copy_fixture("pytest");
+    std::fs::write(
+        project.path().join("flakesense.toml"),
+        "[confirm.python]\ncommand = \"python3 -m pytest -p no:cacheprovider {tests} --junitxml={report}\"\n",
+    )
+    .unwrap();
+    let (_, report) = confirm_json(
+        project.path(),
+        &service,
+        &[
+            "--runs",
+            "1",
+            "--conditions",
+            "plain,offline,twice",
+            "--test",
+            "test_reads_the_price_service",
+        ],
+    );
+    let network = test(&report, "test_reads_the_price_service");
+    assert_eq!(network["runner"], "command");
+    assert_eq!(condition(network, "plain")["passed"], 1, "{network:#}");
+    let twice = condition(network, "twice")["unavailable"].as_str().unwrap();
+    assert!(twice.contains("a command of flakesense.toml"), "{twice}");
+    if offline_available(&report) {
+        assert_eq!(network["verdict"], "flaky", "{network:#}");
+        assert_eq!(network["category"], "network");
+    }
+
+    // cargo-nextest, named in flakesense.toml, with its JUnit report.
+    if !Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|output| output.status.success())
+    {
+        eprintln!("skipped the nextest half: cargo-nextest is not installed");
+        return;
+    }
+    let project = copy_fixture("rust");
+    std::fs::write(
+        project.path().join("flakesense.toml"),
+        "[confirm.rust]\nrunner = \"nextest\"\n",
+    )
+    .unwrap();
+    let (_, report) = confirm_json(
+        project.path(),
+        &service,
+        &[
+            "--runs",
+            "1",
+            "--conditions",
+            "plain,noise,twice",
+            "--test",
+            "tests::adds_prices",
+            "tests::refreshes_the_cache_in_the_background",
+        ],
+    );
+    let stable = test(&report, "adds_prices");
+    assert_eq!(stable["runner"], "cargo-nextest");
+    assert_eq!(stable["verdict"], "no-flakiness-seen", "{stable:#}");
+    let race = test(&report, "refreshes_the_cache_in_the_background");
+    assert_eq!(race["verdict"], "flaky", "{race:#}");
+    assert_eq!(race["exposed_by"], json!(["noise"]), "{race:#}");
+}
+
 /// The processes whose environment holds `marker`, but `except`.
 fn processes_marked(marker: &str, except: u32) -> Vec<(u32, String)> {
     let mut found = Vec::new();
