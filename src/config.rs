@@ -20,6 +20,12 @@ pub const DEFAULT_DEBOUNCE_MS: u64 = 150;
 ///
 /// Keys are kebab-case in TOML (`warning-threshold`) and accepted in camelCase from editors
 /// (`warningThreshold`).
+/// The most neighbours a vote may take, from a flag or a settings file: FLAST votes with 7, and
+/// a search keeps room for every neighbour it may return.
+pub const MAX_K: usize = 10_000;
+/// `flakesense.toml` holds a few settings; anything this large is not one.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Config {
@@ -144,8 +150,9 @@ impl Config {
     /// Reads `flakesense.toml` from a workspace root; a missing file gives the defaults.
     pub fn load(root: &Path) -> Result<Config> {
         let path = root.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
+        let text = match crate::files::read_regular(&path, MAX_CONFIG_BYTES) {
+            Ok(bytes) => String::from_utf8(bytes)
+                .with_context(|| format!("invalid {}: not UTF-8", path.display()))?,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Config::default());
             }
@@ -207,8 +214,10 @@ impl Config {
                 bail!("{name} must lie between 0 and 1, found {value}");
             }
         }
-        if self.k == Some(0) {
-            bail!("k must be at least 1");
+        if let Some(k) = self.k
+            && !(1..=MAX_K).contains(&k)
+        {
+            bail!("k must lie between 1 and {MAX_K}, found {k}");
         }
         let thresholds = self.thresholds();
         if thresholds.information > thresholds.warning {

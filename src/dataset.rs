@@ -35,6 +35,9 @@ const REQUIRED_COLUMNS: [&str; 7] = [
 
 /// Reads a canonical CSV file. A malformed row is an error that names its line.
 pub fn read_csv_file(path: &Path) -> Result<Dataset> {
+    // Only a regular file: `/dev/zero` would be one endless record.
+    crate::files::regular_metadata(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     read_csv(file).with_context(|| format!("in {}", path.display()))

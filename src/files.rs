@@ -4,6 +4,7 @@
 use std::fs;
 use std::io::Read;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use crate::analysis::MAX_FILE_BYTES;
 use crate::language::Language;
@@ -42,9 +43,76 @@ pub fn detect_language(path: &Path, first_bytes: &[u8]) -> Option<Language> {
     Language::from_shebang(std::str::from_utf8(first_line).ok()?)
 }
 
-/// Reads a source file, refusing huge and binary files.
-pub fn read_source(path: &Path) -> Result<SourceFile, Skipped> {
+/// Reads a whole file that must be a regular file of at most `limit` bytes, as settings, models,
+/// indexes and history files are read: a device (`/dev/zero`) would be read until memory runs
+/// out, and a FIFO would block until someone writes to it.
+pub fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    let metadata = regular_metadata(path)?;
+    let too_large = || {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than the limit of {} MB", limit >> 20),
+        )
+    };
+    if metadata.len() > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    // At most one byte past the limit: the file may have grown since `metadata`.
+    fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// The metadata of a regular file (links followed), or an error naming what the path is instead.
+pub fn regular_metadata(path: &Path) -> std::io::Result<fs::Metadata> {
     let metadata = fs::metadata(path)?;
+    if metadata.is_file() {
+        return Ok(metadata);
+    }
+    let what = if metadata.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file (a device, a FIFO or a socket)"
+    };
+    Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, what))
+}
+
+/// Refuses to write to `path` when a part of it below `root` is a symbolic link: an index
+/// written through a linked `.flakesense` would land wherever the link points, outside the
+/// repository.
+pub fn refuse_links_below(root: &Path, path: &Path) -> std::io::Result<()> {
+    let Ok(below) = path.strip_prefix(root) else {
+        return Ok(());
+    };
+    let mut current = root.to_path_buf();
+    for part in below.components() {
+        current.push(part);
+        match fs::symlink_metadata(&current) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} is a symbolic link: refusing to write through it",
+                        current.display()
+                    ),
+                ));
+            }
+            // The rest does not exist yet, so it is no link.
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Reads a source file, refusing huge and binary files, and anything but a regular file.
+pub fn read_source(path: &Path) -> Result<SourceFile, Skipped> {
+    let metadata = regular_metadata(path)?;
     if metadata.len() > MAX_FILE_BYTES as u64 {
         return Err(Skipped::TooLarge {
             size: metadata.len(),
@@ -84,15 +152,28 @@ pub fn source_from_bytes(path: &Path, bytes: &[u8]) -> Result<SourceFile, Skippe
 pub struct WalkProblem {
     pub path: Option<std::path::PathBuf>,
     pub message: String,
-    /// A symbolic link leads back to one of its ancestors: a property of the tree, not an IO
-    /// failure.
-    pub is_loop: bool,
+    pub kind: WalkProblemKind,
+}
+
+/// What went wrong. Only [`WalkProblemKind::Unreadable`] is an IO failure; the others are
+/// properties of the tree, skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalkProblemKind {
+    /// A symbolic link leads back to one of its ancestors, or to itself.
+    Loop,
+    /// A symbolic link to nothing.
+    BrokenLink,
+    /// A symbolic link to a place outside the tree being walked: the walk does not leave it.
+    LinkOutside,
+    Unreadable,
 }
 
 /// The Java, Python and Rust files under `roots` (files given directly are kept whatever their
 /// name). `.gitignore`, `.ignore` and git's exclude files are honoured, hidden directories
-/// skipped, symbolic links followed with loops reported, and paths matching `exclude`
-/// (relative to `base`) left out. The order is sorted, so output is stable.
+/// skipped, and paths matching `exclude` (relative to `base`) left out. Symbolic links are
+/// followed only while they stay inside `base` (or inside the root named, when that lies
+/// outside `base`); links leading out, broken links and loops are reported and skipped. The
+/// order is sorted, so output is stable.
 pub fn walk_sources(
     roots: &[std::path::PathBuf],
     base: &Path,
@@ -115,13 +196,43 @@ pub fn walk_sources(
             problems.push(WalkProblem {
                 path: Some(root.clone()),
                 message: "no such file or directory".to_string(),
-                is_loop: false,
+                kind: WalkProblemKind::Unreadable,
             });
             continue;
         }
+        let canonical_root = root.canonicalize().unwrap_or_else(|_| root.clone());
+        let boundary = match base.canonicalize() {
+            Ok(base) if canonical_root.starts_with(&base) => base,
+            _ => canonical_root,
+        };
+        let outside: Arc<Mutex<Vec<WalkProblem>>> = Arc::default();
+        let record = outside.clone();
         let walker = ignore::WalkBuilder::new(root)
             .follow_links(true)
             .require_git(false)
+            .filter_entry(move |entry| {
+                if !entry.path_is_symlink() {
+                    return true;
+                }
+                // Broken links and loops fail to resolve here and are reported by the walk.
+                match entry.path().canonicalize() {
+                    Ok(target) if !target.starts_with(&boundary) => {
+                        record
+                            .lock()
+                            .unwrap_or_else(|poisoned| poisoned.into_inner())
+                            .push(WalkProblem {
+                                path: Some(entry.path().to_path_buf()),
+                                message: format!(
+                                    "a symbolic link out of the tree, to {}",
+                                    crate::terminal::escape(&target.display().to_string())
+                                ),
+                                kind: WalkProblemKind::LinkOutside,
+                            });
+                        false
+                    }
+                    _ => true,
+                }
+            })
             .build();
         for entry in walker {
             match entry {
@@ -134,13 +245,27 @@ pub fn walk_sources(
                         found.push(path.to_path_buf());
                     }
                 }
-                Err(error) => problems.push(WalkProblem {
-                    path: walk_error_path(&error),
-                    message: error.to_string(),
-                    is_loop: is_loop(&error),
-                }),
+                Err(error) => {
+                    let path = walk_error_path(&error);
+                    let kind = if is_loop(&error) {
+                        WalkProblemKind::Loop
+                    } else {
+                        path.as_deref()
+                            .map_or(WalkProblemKind::Unreadable, link_problem)
+                    };
+                    problems.push(WalkProblem {
+                        path,
+                        message: error.to_string(),
+                        kind,
+                    });
+                }
             }
         }
+        problems.append(
+            &mut outside
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
     }
     found.sort();
     found.dedup();
@@ -155,6 +280,21 @@ fn walk_error_path(error: &ignore::Error) -> Option<std::path::PathBuf> {
         }
         ignore::Error::Loop { child, .. } => Some(child.clone()),
         _ => None,
+    }
+}
+
+/// What is wrong with a path the walk could not follow: a broken link or a link loop (to
+/// itself, which the walk reports as an IO error), or an unreadable file or directory.
+fn link_problem(path: &Path) -> WalkProblemKind {
+    let is_link =
+        fs::symlink_metadata(path).is_ok_and(|metadata| metadata.file_type().is_symlink());
+    match fs::metadata(path) {
+        Err(error) if is_link && error.kind() == std::io::ErrorKind::NotFound => {
+            WalkProblemKind::BrokenLink
+        }
+        // ELOOP, "too many levels of symbolic links", the one other way a link fails to resolve.
+        Err(_) if is_link => WalkProblemKind::Loop,
+        _ => WalkProblemKind::Unreadable,
     }
 }
 
@@ -238,7 +378,8 @@ mod tests {
         assert!(
             problems
                 .iter()
-                .any(|problem| problem.is_loop && problem.message.contains("loop")),
+                .any(|problem| problem.kind == WalkProblemKind::Loop
+                    && problem.message.contains("loop")),
             "{problems:?}"
         );
     }

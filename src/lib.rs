@@ -30,6 +30,17 @@
 //!
 //! Nothing in the pipeline performs IO on its own or fails on broken code.
 
+/// Standard error for the whole crate: std's `eprintln!` panics when standard error is a closed
+/// pipe (`flakesense predict ... 2>&1 | head -1`); a message nobody can read any more is dropped
+/// instead, and the command goes on. Defined before the modules so that it shadows std's macro
+/// in every one of them.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod analysis;
 pub mod category;
 pub mod check;
@@ -53,4 +64,5 @@ pub mod predict;
 pub mod prevalence;
 pub mod prior;
 pub mod signals;
+pub mod terminal;
 pub mod workspace;

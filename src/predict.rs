@@ -166,12 +166,8 @@ pub fn prior_opinion(
         .cloned()
         .collect();
     evidence.sort_by(|a, b| weight(b).total_cmp(&weight(a)));
-    // The cause is the strongest signal's category, unless the labelled data contradicted the
-    // catalogue there: then the signal still counts, but the cause is unknown.
-    let category = evidence
-        .iter()
-        .find(|hit| prior.trusts_category_of(hit.id))
-        .map(|hit| hit.category);
+    // The cause is the strongest evidence's category.
+    let category = evidence.first().map(|hit| hit.category);
     let opinion = PriorOpinion {
         score: prior.score(signals, prevalence),
         category,
@@ -275,15 +271,20 @@ pub fn predict(
             }
         })
         .collect();
+    let prior = models.iter().find_map(|model| model.prior(language));
+    // Beside a prior, a research or mined dataset's "not flaky" means "not known to be flaky":
+    // such a neighbour, even the test's exact twin in a project the model was trained on, never
+    // outvotes the evidence in the test's own code. Flaky neighbours, and every label of a
+    // project's own index, vote.
     let ballots: Vec<Ballot<'_>> = neighbors
         .iter()
+        .filter(|neighbor| prior.is_none() || neighbor.flaky || neighbor.origin != Origin::Dataset)
         .map(|neighbor| Ballot {
             flaky: neighbor.flaky,
             categories: &neighbor.categories,
             distance: neighbor.distance,
         })
         .collect();
-    let prior = models.iter().find_map(|model| model.prior(language));
     let (opinion, evidence) = match prior {
         Some(prior) => {
             let (opinion, evidence) = prior_opinion(prior, signals, prevalence);

@@ -42,18 +42,19 @@ pub struct SignalPrior {
     /// when `share_weights` is.
     pub typical_shares: Vec<(String, f64)>,
     /// The probability that maps to a score of 0.5 (the information threshold): where held-out
-    /// predictions had the best F1.
+    /// tests of whole repositories are warned at [`INFORMATION_ALARM_RATE`], or, without such
+    /// data, where held-out predictions had the best F1.
     pub information_probability: f64,
-    /// The probability that maps to a score of 0.95 (the warning threshold): where held-out
-    /// predictions had the best Matthews correlation.
+    /// The probability that maps to a score of 0.95 (the warning threshold): where held-out tests
+    /// of whole repositories are warned at [`WARNING_ALARM_RATE`], or, without such data, where
+    /// held-out predictions had the best Matthews correlation.
     pub warning_probability: f64,
-    /// Per pattern: whether its category may be named as a test's likely cause, and the counts
-    /// behind that: among the flaky training tests with known causes that match the pattern, how
-    /// many have its category among their causes, and how many there are.
+    /// Written empty and never read since a warning's category is that of its strongest evidence;
+    /// kept so that model files of format 2, which hold it, still decode.
     pub category_evidence: Vec<CategoryEvidence>,
 }
 
-/// How far the labelled data backs a pattern's category.
+/// How far the labelled data backed a pattern's category (format 2; see `category_evidence`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CategoryEvidence {
     pub pattern: String,
@@ -61,10 +62,6 @@ pub struct CategoryEvidence {
     pub labelled: u32,
     pub trusted: bool,
 }
-
-/// Below this many flaky tests with known causes, the catalogue's category for a pattern stands
-/// unchallenged.
-const CATEGORY_EVIDENCE: u32 = 10;
 
 /// With whole repositories among the training data, the warning threshold is where this share of
 /// their tests, held out of the fit, would be warned: a user judges the tool by the warnings on
@@ -202,9 +199,6 @@ impl SignalPrior {
         {
             renamed(name);
         }
-        for evidence in &mut self.category_evidence {
-            renamed(&mut evidence.pattern);
-        }
     }
 
     /// The regression's probability (with balanced classes) that a test with these signals, in
@@ -240,16 +234,6 @@ impl SignalPrior {
         )
     }
 
-    /// Whether a pattern's category may be given as a test's likely cause: the labelled data does
-    /// not contradict the catalogue there.
-    pub fn trusts_category_of(&self, name: &str) -> bool {
-        self.category_evidence
-            .iter()
-            .find(|evidence| evidence.pattern == name)
-            .is_none_or(|evidence| evidence.trusted)
-    }
-
-    /// The weight of a pattern in a project where signals are as common as `prevalence` says;
     /// hits with a positive weight are evidence of flakiness.
     pub fn weight(&self, name: &str, prevalence: &Prevalence) -> f64 {
         let find = |weights: &[(String, f64)]| {
@@ -340,7 +324,7 @@ impl SignalPrior {
             typical_shares: named(&names[..scaled], &typical[..scaled]),
             information_probability,
             warning_probability,
-            category_evidence: category_evidence(language, examples),
+            category_evidence: Vec::new(),
         }
     }
 }
@@ -496,42 +480,6 @@ fn design(
                 .filter(found)
                 .map(|i| (names.len() + i, shares[example.project][i]));
             plain.chain(relative).collect()
-        })
-        .collect()
-}
-
-/// A pattern's category is trusted unless the labelled data contradicts it: with enough flaky
-/// tests of known cause matching the pattern, its category must be more common among them than
-/// among all flaky tests of known cause (the pattern is evidence for it). Labels come from
-/// different processes (IDoFT names order dependencies by construction), so "more common than
-/// usual" is asked, not "the majority".
-fn category_evidence(language: Language, examples: &[Example<'_>]) -> Vec<CategoryEvidence> {
-    let labelled: Vec<&Example<'_>> = examples
-        .iter()
-        .filter(|e| e.flaky && !e.categories.is_empty())
-        .collect();
-    signals::patterns(language)
-        .map(|(name, category)| {
-            let share = |tests: &mut dyn Iterator<Item = &&Example<'_>>| {
-                tests.fold((0u32, 0u32), |(agreeing, total), example| {
-                    (
-                        agreeing + u32::from(example.categories.contains(&category)),
-                        total + 1,
-                    )
-                })
-            };
-            let (agreeing, matched) =
-                share(&mut labelled.iter().filter(|e| e.hits.contains(&name)));
-            let (base_agreeing, base_total) = share(&mut labelled.iter());
-            // agreeing / matched > base_agreeing / base_total, in integers.
-            let above_base = u64::from(agreeing) * u64::from(base_total)
-                > u64::from(base_agreeing) * u64::from(matched);
-            CategoryEvidence {
-                pattern: name.to_string(),
-                agreeing,
-                labelled: matched,
-                trusted: matched < CATEGORY_EVIDENCE || above_base,
-            }
         })
         .collect()
 }
@@ -928,40 +876,6 @@ mod tests {
         let alone: Prevalence = [(Language::Java, &sleeps)].into_iter().collect();
         let single = prior.share("fixed-sleep", &alone);
         assert!((single - typical).abs() < 0.1, "{single} {typical}");
-    }
-
-    #[test]
-    fn a_category_contradicted_by_the_labels_is_not_trusted() {
-        let mut examples = Vec::new();
-        for i in 0..20 {
-            let categories: &'static [Category] = if i % 4 == 0 {
-                &[Category::AsyncWait]
-            } else {
-                &[Category::OrderDependency]
-            };
-            examples.push(Example {
-                hits: vec!["fixed-sleep"],
-                flaky: true,
-                categories,
-                project: "a",
-                whole_repository: false,
-            });
-            examples.push(Example {
-                hits: vec!["tight-wait"],
-                flaky: true,
-                categories: &[Category::AsyncWait],
-                project: "b",
-                whole_repository: false,
-            });
-            examples.push(example(&[], false, "a"));
-        }
-        let prior = SignalPrior::fit(Language::Java, &examples);
-        assert!(!prior.trusts_category_of("fixed-sleep"), "5 of 20 agree");
-        assert!(prior.trusts_category_of("tight-wait"), "20 of 20 agree");
-        assert!(
-            prior.trusts_category_of("wall-clock time"),
-            "no labelled test says otherwise"
-        );
     }
 
     #[test]

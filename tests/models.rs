@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use flakesense::analysis::{self, Models, Thresholds};
-use flakesense::embed::Tokenizer;
+use flakesense::embed::{TokenBag, Tokenizer};
+use flakesense::index::{BuildSettings, Dims, Entry, Index};
 use flakesense::language::Language;
 use flakesense::models;
 use flakesense::prevalence::Prevalence;
@@ -238,4 +239,48 @@ fn mocking_a_tests_collaborators_lowers_its_prior_and_is_never_shown_as_evidence
             "{language}: the sleep is still shown"
         );
     }
+}
+
+/// An index holding one test, labelled as `flaky` by `origin`, embedded as the shipped Rust model
+/// embeds tests.
+fn twin_index(code: &str, flaky: bool, origin: flakesense::index::Origin) -> Arc<Index> {
+    let shipped = models::embedded(Language::Rust).expect("the shipped model decodes");
+    let params = shipped.params();
+    let settings = BuildSettings {
+        tokenizer: params.tokenizer,
+        dims: Dims::Fixed(params.projection.dims),
+        seed: params.projection.seed,
+        description: "a twin".to_string(),
+    };
+    let entry = Entry {
+        id: "twin".to_string(),
+        project: "trained-on".to_string(),
+        source: "test".to_string(),
+        language: Language::Rust,
+        flaky,
+        categories: Vec::new(),
+        origin,
+        path: None,
+        code: None,
+    };
+    let bag = TokenBag::from_code(params.tokenizer, Language::Rust, code);
+    Arc::new(Index::build(&settings, [(entry, bag)]))
+}
+
+#[test]
+fn a_twin_a_dataset_calls_not_flaky_does_not_erase_the_evidence_but_a_mark_does() {
+    use flakesense::index::Origin;
+    let sleeper = "#[test]\nfn reconnects() {\n    let server = start_server();\n    std::thread::sleep(Duration::from_millis(200));\n    assert!(server.is_up());\n}";
+    let alone = score(Language::Rust, sleeper);
+    let with_twin = |origin| {
+        let models = Models {
+            extra: vec![twin_index(sleeper, false, origin)],
+            ..shipped(Language::Rust)
+        };
+        analysis::judge_code(&models, &Thresholds::default(), Language::Rust, sleeper).score
+    };
+    // A mined "not flaky" is "not known to be flaky": the sleep still counts.
+    assert_eq!(with_twin(Origin::Dataset), alone);
+    // A person who marked the test "not flaky" decides.
+    assert_eq!(with_twin(Origin::Manual), 0.0);
 }

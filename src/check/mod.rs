@@ -58,7 +58,7 @@ pub struct CheckArgs {
     #[arg(long, value_parser = parse_sigma)]
     sigma: Option<f64>,
     /// Neighbours that vote [default: k of flakesense.toml, 7]
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=crate::config::MAX_K as u64))]
     k: Option<u64>,
     /// How to report
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -174,7 +174,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         .and_then(|()| out.flush().map_err(anyhow::Error::from));
     match written {
         // A reader that stopped early (`| head`) wanted no more; the verdict stands.
-        Err(error) if is_broken_pipe(&error) => {}
+        Err(error) if crate::terminal::is_broken_pipe(&error) => {}
         written => written?,
     }
 
@@ -264,7 +264,7 @@ pub fn judge(args: &CheckArgs) -> Result<Report> {
         if outcome.has_syntax_errors {
             eprintln!(
                 "warning: {} has syntax errors; judged the tests that parse",
-                target.display
+                crate::terminal::escape(&target.display)
             );
         }
         if let Some(reason) = &outcome.too_many_tests {
@@ -285,7 +285,11 @@ pub fn judge(args: &CheckArgs) -> Result<Report> {
         } else {
             "note"
         };
-        eprintln!("{label}: skipped {}: {}", skip.display_path, skip.reason);
+        eprintln!(
+            "{label}: skipped {}: {}",
+            crate::terminal::escape(&skip.display_path),
+            crate::terminal::escape(&skip.reason)
+        );
     }
     summary.flagged = findings.len();
     summary.skipped = skipped;
@@ -381,10 +385,11 @@ fn collect(
                     .path
                     .as_deref()
                     .map_or_else(String::new, |path| display_path(path, current)),
-                kind: if problem.is_loop {
-                    SkipKind::SymlinkLoop
-                } else {
-                    SkipKind::Unreadable
+                kind: match problem.kind {
+                    files::WalkProblemKind::Loop => SkipKind::SymlinkLoop,
+                    files::WalkProblemKind::BrokenLink => SkipKind::BrokenSymlink,
+                    files::WalkProblemKind::LinkOutside => SkipKind::SymlinkOutside,
+                    files::WalkProblemKind::Unreadable => SkipKind::Unreadable,
                 },
                 reason: problem.message,
             })
@@ -699,18 +704,6 @@ fn changed_targets(
         });
     }
     Ok(targets)
-}
-
-fn is_broken_pipe(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        let kind = match cause.downcast_ref::<serde_json::Error>() {
-            Some(error) => error.io_error_kind(),
-            None => cause
-                .downcast_ref::<std::io::Error>()
-                .map(std::io::Error::kind),
-        };
-        kind == Some(std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 /// The top level of the git working tree holding `directory`, found without running git; the

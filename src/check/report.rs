@@ -75,6 +75,10 @@ pub enum SkipKind {
     SymlinkLoop,
     /// Analysing the file reached a bound on the work one file may take (parsing time, nesting).
     TooComplex,
+    /// A symbolic link to nothing.
+    BrokenSymlink,
+    /// A symbolic link out of the tree: the walk never leaves it.
+    SymlinkOutside,
     /// The file or directory could not be read: an IO error, which fails the check.
     Unreadable,
 }

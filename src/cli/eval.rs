@@ -33,7 +33,7 @@ pub struct EvalArgs {
     #[arg(long, default_value_t = 7)]
     min_flaky: usize,
     /// Neighbours that vote
-    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=crate::config::MAX_K as u64))]
     k: u64,
     /// Flaky when the flaky share of the vote exceeds this
     #[arg(long, default_value_t = 0.5)]
@@ -121,12 +121,16 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         write_predictions(path, &outcomes)?;
     }
     let mut stdout = std::io::stdout().lock();
-    match args.format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut stdout, &report)?;
-            writeln!(stdout)?;
-        }
-        Format::Table => write_table(&mut stdout, &report)?,
+    let written = match args.format {
+        Format::Json => serde_json::to_writer_pretty(&mut stdout, &report)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| Ok(writeln!(stdout)?)),
+        Format::Table => write_table(&mut stdout, &report),
+    };
+    match written {
+        // A reader that stopped early (`| head`) wanted no more.
+        Err(error) if crate::terminal::is_broken_pipe(&error) => {}
+        written => written?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -296,7 +300,7 @@ fn write_table(out: &mut impl Write, report: &Report) -> Result<()> {
         writeln!(
             out,
             "{:<28} {:>6} {:>5} {:>5} {:>5} {:>5} {}",
-            truncate(&project.project, 28),
+            truncate(&crate::terminal::escape(&project.project), 28),
             project.tests,
             project.flaky,
             counts.true_positives,

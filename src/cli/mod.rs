@@ -2,6 +2,7 @@
 
 mod eval;
 mod predict;
+mod signals;
 mod train;
 
 use std::path::PathBuf;
@@ -41,6 +42,8 @@ enum Command {
     Check(crate::check::CheckArgs),
     /// Run suspected tests under noise, one CPU, no network and twice in one process
     Confirm(crate::confirm::ConfirmArgs),
+    /// List the flakiness signals flakesense looks for; with an id, what it matches, why, an example and the fix
+    Signals(signals::SignalsArgs),
 }
 
 /// How tests are turned into vectors; shared by `train` and `eval`.
@@ -99,9 +102,12 @@ pub fn run() -> ExitCode {
         Command::Serve { .. } => crate::lsp::run_stdio(),
         Command::Check(args) => crate::check::run(args),
         Command::Confirm(args) => crate::confirm::run(args),
+        Command::Signals(args) => signals::run(args),
     };
     match result {
         Ok(code) => code,
+        // Whatever still wrote to a reader that went away ends quietly: nobody reads a message.
+        Err(error) if crate::terminal::is_broken_pipe(&error) => ExitCode::from(2),
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::from(2)

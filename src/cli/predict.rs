@@ -18,6 +18,7 @@ use crate::index::Index;
 use crate::language::Language;
 use crate::line_index::{ColumnUnit, LineIndex};
 use crate::prevalence::Prevalence;
+use crate::terminal::escape;
 use crate::workspace;
 
 #[derive(Debug, Args)]
@@ -29,7 +30,7 @@ pub struct PredictArgs {
     #[arg(long = "model", value_name = "MODEL")]
     models: Vec<PathBuf>,
     /// Neighbours that vote
-    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=crate::config::MAX_K as u64))]
     k: u64,
     /// Flaky when the flaky share of the vote exceeds this
     #[arg(long, default_value_t = 0.5)]
@@ -107,16 +108,18 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
         let file = match read_source(path) {
             Ok(file) => file,
             Err(reason) => {
-                eprintln!("skipped {}: {reason}", path.display());
+                eprintln!("skipped {}: {reason}", escape(&path.display().to_string()));
                 failures += 1;
                 continue;
             }
         };
+        // One rule for every command: a file that is not UTF-8 is skipped with a report.
         if file.lossy {
             eprintln!(
-                "warning: {} is not valid UTF-8; invalid bytes were replaced",
-                path.display()
+                "skipped {}: not valid UTF-8",
+                escape(&path.display().to_string())
             );
+            continue;
         }
         let mut models = models_for(file.language, &extra)?;
         let absolute = std::path::absolute(path)?;
@@ -150,7 +153,10 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
             &surroundings,
         );
         if has_syntax_errors {
-            eprintln!("warning: {display} has syntax errors; judging the tests that parse");
+            eprintln!(
+                "warning: {} has syntax errors; judging the tests that parse",
+                escape(&display)
+            );
         }
         let lines = LineIndex::new(&file.text);
         for report in reports {
@@ -197,12 +203,16 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
         }
     }
     let mut out = std::io::stdout().lock();
-    match args.format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &verdicts)?;
-            writeln!(out)?;
-        }
-        Format::Text => write_text(&mut out, &verdicts)?,
+    let written = match args.format {
+        Format::Json => serde_json::to_writer_pretty(&mut out, &verdicts)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| Ok(writeln!(out)?)),
+        Format::Text => write_text(&mut out, &verdicts),
+    };
+    match written {
+        // A reader that stopped early (`| head`) wanted no more; the exit code stands.
+        Err(error) if crate::terminal::is_broken_pipe(&error) => {}
+        written => written?,
     }
     Ok(if failures > 0 {
         ExitCode::from(2)
@@ -240,20 +250,27 @@ fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
         writeln!(
             out,
             "{}:{}:{}: {} score {:.2}: {verdict_text}",
-            verdict.path, verdict.line, verdict.column, verdict.id, verdict.score
+            escape(&verdict.path),
+            verdict.line,
+            verdict.column,
+            escape(&verdict.id),
+            verdict.score
         )?;
         for signal in &verdict.signals {
             writeln!(
                 out,
                 "    signal: {} `{}` (line {}, {})",
-                signal.name, signal.text, signal.line, signal.category
+                signal.name,
+                escape(&signal.text),
+                signal.line,
+                signal.category
             )?;
         }
         if !verdict.shared_tokens.is_empty() {
             writeln!(
                 out,
                 "    shares with flaky neighbours: {}",
-                verdict.shared_tokens.join(", ")
+                escape(&verdict.shared_tokens.join(", "))
             )?;
         }
         for neighbor in &verdict.neighbors {
@@ -262,8 +279,8 @@ fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
                 "    {:.3}  {:<9} {} ({}){}",
                 neighbor.distance,
                 if neighbor.flaky { "flaky" } else { "not flaky" },
-                neighbor.id,
-                neighbor.project,
+                escape(&neighbor.id),
+                escape(&neighbor.project),
                 Category::bracketed(&neighbor.categories)
             )?;
         }

@@ -19,6 +19,7 @@ use crate::history::{self, IndexPlan, Repository, SourceReport};
 use crate::index::{BuildSettings, Entry, Index, kept_code};
 use crate::language::Language;
 use crate::prior::Example;
+use crate::terminal::escape;
 use crate::workspace::{self, ProjectIndex};
 
 #[derive(Debug, Args)]
@@ -269,6 +270,9 @@ fn run_repo(args: &TrainArgs, root: &Path) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| workspace::index_path(root));
+    if args.out.is_none() {
+        crate::files::refuse_links_below(root, &out)?;
+    }
     // Read before the long work: a file that cannot be updated stops everything.
     let previous = read_previous(root, &out, args.update)?;
 
@@ -436,18 +440,18 @@ fn print_repository(repository: &Repository, problems: &[String]) {
         repository.root.display()
     );
     for problem in problems.iter().chain(&repository.problems) {
-        eprintln!("  skipped {problem}");
+        eprintln!("  skipped {}", escape(problem));
     }
     if !repository.files_with_syntax_errors.is_empty() {
         eprintln!(
             "  warning: syntax errors in {}; their intact tests are kept",
-            first_few(&repository.files_with_syntax_errors)
+            escape(&first_few(&repository.files_with_syntax_errors))
         );
     }
     if !repository.duplicate_ids.is_empty() {
         eprintln!(
             "  warning: defined more than once, the last definition kept: {}",
-            first_few(&repository.duplicate_ids)
+            escape(&first_few(&repository.duplicate_ids))
         );
     }
 }
@@ -465,7 +469,7 @@ fn first_few(items: &[String]) -> String {
 fn print_report(report: &SourceReport) {
     eprintln!(
         "{}: {} test{}, {} flaky ({})",
-        report.title,
+        escape(&report.title),
         report.tests,
         plural(report.tests),
         report.flaky.len(),
@@ -478,9 +482,13 @@ fn print_report(report: &SourceReport) {
         let closest = if unmatched.closest.is_empty() {
             String::new()
         } else {
-            format!("; closest: {}", unmatched.closest.join(", "))
+            format!("; closest: {}", escape(&first_few(&unmatched.closest)))
         };
-        eprintln!("    `{}` ({}){closest}", unmatched.name, unmatched.context);
+        eprintln!(
+            "    `{}` ({}){closest}",
+            escape(&unmatched.name),
+            escape(&unmatched.context)
+        );
     }
     if !report.ambiguous.is_empty() {
         eprintln!(
@@ -490,13 +498,13 @@ fn print_report(report: &SourceReport) {
     for ambiguous in &report.ambiguous {
         eprintln!(
             "    `{}` ({}): {}",
-            ambiguous.name,
-            ambiguous.context,
-            ambiguous.candidates.join(", ")
+            escape(&ambiguous.name),
+            escape(&ambiguous.context),
+            escape(&first_few(&ambiguous.candidates))
         );
     }
     for note in &report.notes {
-        eprintln!("  note: {note}");
+        eprintln!("  note: {}", escape(note));
     }
 }
 

@@ -1,6 +1,8 @@
 //! The sparse random projection (Achlioptas 2003; Li, Hastie and Church 2006), derived from a
 //! seed and each token's text so that no matrix is stored and a new token gets its own columns.
 
+use std::collections::HashSet;
+
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::SplitMix64;
 use serde::{Deserialize, Serialize};
@@ -49,12 +51,20 @@ impl Projection {
         let mut rng = SplitMix64::seed_from_u64(token_hash(self.seed, token));
         let wanted = self.nonzeros_per_token.min(self.dims) as usize;
         let mut row: Vec<(u32, i8)> = Vec::with_capacity(wanted);
+        // Columns taken so far: a scan of the row for the few of a real model, a set past that,
+        // or a dense row of a large dimension would take a scan per draw (quadratic time).
+        let mut taken_columns: HashSet<u32> = HashSet::new();
         while row.len() < wanted {
             let draw = rng.next_u64();
             // Lemire's multiply-shift maps the draw onto 0..dims with integer arithmetic only,
             // so every platform picks the same column.
             let column = ((u128::from(draw) * u128::from(self.dims)) >> 64) as u32;
-            if row.iter().any(|&(taken, _)| taken == column) {
+            let taken = if wanted <= 32 {
+                row.iter().any(|&(taken, _)| taken == column)
+            } else {
+                !taken_columns.insert(column)
+            };
+            if taken {
                 continue;
             }
             let sign = if draw & 1 == 0 { 1 } else { -1 };

@@ -20,7 +20,8 @@ pub struct Line {
 }
 
 pub fn read(path: &Path) -> Result<Vec<Line>> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = crate::files::read_regular(path, super::MAX_HISTORY_FILE_BYTES)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     Ok(parse(&String::from_utf8_lossy(&bytes)))
 }
 

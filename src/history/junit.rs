@@ -98,8 +98,8 @@ pub fn read_run(path: &Path) -> Result<Run> {
         ..Run::default()
     };
     for file in files {
-        let bytes =
-            std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        let bytes = crate::files::read_regular(&file, super::MAX_HISTORY_FILE_BYTES)
+            .with_context(|| format!("cannot read {}", file.display()))?;
         let text = String::from_utf8_lossy(&bytes);
         match parse_report(&text).with_context(|| format!("{}", file.display()))? {
             Report::Junit(results) => {

@@ -14,6 +14,9 @@
 //!    the sources give or hint at ([`category_hints`]). Every other test is a negative.
 //! 4. [`build_index`]: a new index, or the previous one updated, keeping labels set by hand.
 
+/// The largest flaky list or test report read: far past any real one, short of exhausting memory.
+pub const MAX_HISTORY_FILE_BYTES: u64 = 256 << 20;
+
 pub mod annotations;
 pub mod category_hints;
 pub mod flaky_list;
@@ -192,6 +195,11 @@ fn read_file(root: &Path, path: &Path, discoveries: &SurroundingsReader) -> File
         Ok(file) => file,
         Err(reason) => return FileTests::Problem(format!("{relative}: {reason}")),
     };
+    // One rule for every command: a file that is not UTF-8 is skipped with a report, as
+    // `check` and `predict` do, rather than learnt from with its bytes replaced.
+    if file.lossy {
+        return FileTests::Problem(format!("{relative}: not valid UTF-8"));
+    }
     let discovery = discoveries.discovery(path);
     let extraction = extract_tests_with(file.language, &relative, &file.text, &discovery);
     let tests = extraction

@@ -48,6 +48,12 @@ pub enum FormatError {
     Undecodable(String),
     #[error("the index is too large to write ({0} bytes)")]
     TooLarge(u64),
+    /// A number that no writer produces: NaN, an infinity, a probability outside 0 and 1.
+    #[error("corrupted: invalid number {0}")]
+    InvalidNumber(String),
+    /// Sizes that would take far more memory than the file's length accounts for.
+    #[error("corrupted: implausible sizes: {0}")]
+    Implausible(String),
 }
 
 /// An index file that could not be loaded, and where it is.
@@ -71,7 +77,9 @@ impl LoadError {
             LoadError::Format {
                 source: FormatError::Truncated { .. }
                     | FormatError::ChecksumMismatch
-                    | FormatError::Undecodable(_),
+                    | FormatError::Undecodable(_)
+                    | FormatError::InvalidNumber(_)
+                    | FormatError::Implausible(_),
                 ..
             }
         )
@@ -168,11 +176,14 @@ fn decode_limited<T: DeserializeOwned, const LIMIT: usize>(body: &[u8]) -> Resul
     Ok(payload)
 }
 
-/// Reads an index file's bytes.
+/// Reads an index file's bytes: only from a regular file, at most as many as a header and the
+/// largest payload.
 pub fn read(path: &Path) -> Result<Vec<u8>, LoadError> {
-    fs::read(path).map_err(|source| LoadError::Io {
-        path: path.to_path_buf(),
-        source,
+    crate::files::read_regular(path, HEADER_LEN as u64 + MAX_PAYLOAD_LEN).map_err(|source| {
+        LoadError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     })
 }
 

@@ -258,7 +258,10 @@ impl Index {
         for &(id, count) in bag {
             if let Some(row) = self.projection_rows.outer_view(id as usize) {
                 for (column, &sign) in row.iter() {
-                    projected[column] += sign * count as i32;
+                    // Saturating: a count read from a file can be any u32.
+                    let count = i32::try_from(count).unwrap_or(i32::MAX);
+                    projected[column] =
+                        projected[column].saturating_add(sign.saturating_mul(count));
                 }
             }
         }
@@ -457,10 +460,12 @@ impl Index {
 
     /// Reads an index from the bytes of its file format.
     pub fn from_bytes(bytes: &[u8]) -> Result<Index, FormatError> {
-        let mut stored = match file::open(bytes)? {
-            (1, payload) => v1::decode(payload)?,
-            (_, payload) => file::decode_payload(payload)?,
+        let (version, payload) = file::open(bytes)?;
+        let mut stored = match version {
+            1 => v1::decode(payload)?,
+            _ => file::decode_payload(payload)?,
         };
+        check_numbers(&stored, payload.len())?;
         for prior in &mut stored.params.priors {
             prior.rename_old_features();
         }
@@ -529,6 +534,74 @@ impl Index {
             stored.bags,
         ))
     }
+}
+
+/// Memory an index may claim besides what its file's size accounts for (see [`check_numbers`]).
+const BASE_MEMORY: u64 = 64 << 20;
+/// Memory an index may claim per byte of its payload: the projected vectors of a real index take
+/// a few times its file's size (940 bytes per test against about 340 in the file).
+const MEMORY_PER_PAYLOAD_BYTE: u64 = 64;
+
+/// Checks every number of a decoded payload before it sizes anything or reaches a computation:
+/// the checksum only proves that the file is what was written, not that a writer was honest.
+/// The projection matrix (vocabulary times non-zeros per token) and the projected vectors
+/// (entries times dimensions) must fit in memory proportionate to the payload; the prior's
+/// numbers must be finite, its probabilities within 0 and 1.
+fn check_numbers(stored: &Stored, payload_len: usize) -> Result<(), FormatError> {
+    let projection = &stored.params.projection;
+    let budget = BASE_MEMORY + MEMORY_PER_PAYLOAD_BYTE * payload_len as u64;
+    // A projection entry costs about 16 bytes while the matrix is built, a vector entry one.
+    let matrix = (stored.vocabulary.len() as u64)
+        .saturating_mul(u64::from(
+            projection.nonzeros_per_token.min(projection.dims),
+        ))
+        .saturating_mul(16);
+    let vectors = (stored.entries.len() as u64).saturating_mul(u64::from(projection.dims));
+    if matrix.saturating_add(vectors) > budget {
+        return Err(FormatError::Implausible(format!(
+            "{} tokens, {} tests and {} dimensions would take {} MB for a file of {} bytes",
+            stored.vocabulary.len(),
+            stored.entries.len(),
+            projection.dims,
+            matrix.saturating_add(vectors) >> 20,
+            payload_len
+        )));
+    }
+    for prior in &stored.params.priors {
+        let language = prior.language.name();
+        let numbers = [
+            ("bias", prior.bias),
+            ("information probability", prior.information_probability),
+            ("warning probability", prior.warning_probability),
+        ]
+        .into_iter()
+        .chain(
+            prior
+                .weights
+                .iter()
+                .chain(&prior.share_weights)
+                .chain(&prior.typical_shares)
+                .map(|(name, value)| (name.as_str(), *value)),
+        );
+        for (name, value) in numbers {
+            if !value.is_finite() {
+                return Err(FormatError::InvalidNumber(format!(
+                    "{value} as `{name}` of the {language} prior"
+                )));
+            }
+        }
+        for (name, probability) in [
+            ("information probability", prior.information_probability),
+            ("warning probability", prior.warning_probability),
+        ] {
+            if !(0.0..=1.0).contains(&probability) {
+                return Err(FormatError::InvalidNumber(format!(
+                    "{probability} as `{name}` of the {language} prior, not a probability"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

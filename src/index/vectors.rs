@@ -221,7 +221,8 @@ impl Vectors {
     ) -> Vec<(usize, f64)> {
         // Rank by dot / |row|, which orders rows as the cosine does (|query| is the same for
         // all), then compute the exact cosine of the k kept.
-        let mut best: Vec<(usize, f64)> = Vec::with_capacity(k + 1);
+        // k comes from a flag or a settings file: never more room than there are rows.
+        let mut best: Vec<(usize, f64)> = Vec::with_capacity(k.min(self.len).saturating_add(1));
         let mut all_dots = [0i32; BLOCK];
         for (block_number, block) in self.blocks.iter().enumerate() {
             let dots = &mut all_dots[..block.capacity];

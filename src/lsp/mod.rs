@@ -18,7 +18,8 @@
 //! document, and a result is published only while its version is still the document's.
 //!
 //! Nothing here prints: standard output carries the protocol alone, and messages go to the
-//! client through `window/logMessage`.
+//! client through `window/logMessage`. Only [`transport`] writes to standard error, when the
+//! client's messages themselves are broken.
 
 mod analyze;
 mod code_action;
@@ -30,11 +31,13 @@ mod did_close;
 mod did_open;
 mod document;
 mod execute_command;
+pub mod framing;
 mod hover;
 mod initialize;
 mod position;
 mod session;
 mod settings;
+mod transport;
 
 use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
@@ -51,6 +54,7 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, LanguageServer, LspService};
 
 pub use execute_command::{MARK_FLAKY, MARK_NOT_FLAKY, SHOW_FIX_HINT, SHOW_SIMILAR};
+pub use transport::{Ending, Outcome};
 
 use session::Session;
 
@@ -173,13 +177,17 @@ impl LanguageServer for FlakesenseServer {
 }
 
 /// Serves the protocol over any pair of byte streams: standard input and output for editors,
-/// an in-memory pipe for tests and benchmarks. Returns when the client sends `exit` or closes
-/// the input.
-pub async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite) {
+/// an in-memory pipe for tests and benchmarks. Returns how the session ended: on `exit`, at the
+/// end of the input or output, or when the input cannot be followed (see [`transport`]).
+pub async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite + Unpin) -> Outcome {
     let (service, socket) = LspService::new(FlakesenseServer::new);
-    tower_lsp_server::Server::new(input, output, socket)
-        .serve(service)
-        .await;
+    // tower-lsp-server reads and writes in-memory pipes; the transport stands between them and
+    // the client's streams.
+    let (service_input, service_reads) = tokio::io::duplex(1 << 16);
+    let (service_writes, service_output) = tokio::io::duplex(1 << 16);
+    let server =
+        tower_lsp_server::Server::new(service_reads, service_writes, socket).serve(service);
+    transport::connect(input, output, service_input, service_output, server).await
 }
 
 /// `flakesense serve`: the language server on standard input and output.
@@ -189,12 +197,13 @@ pub fn run_stdio() -> anyhow::Result<ExitCode> {
         .thread_name("flakesense-lsp")
         .build()
         .map_err(|error| anyhow::anyhow!("cannot start the language server's runtime: {error}"))?;
-    runtime.block_on(async {
-        serve(tokio::io::stdin(), tokio::io::stdout()).await;
+    let outcome = runtime.block_on(async {
+        let outcome = serve(tokio::io::stdin(), tokio::io::stdout()).await;
         // A client that left without `shutdown` leaves no test process behind either.
         confirm::stop_all(None).await;
+        outcome
     });
     // Analyses still running in blocking threads are abandoned, not awaited: the client is gone.
     runtime.shutdown_background();
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(outcome.exit_code()))
 }

@@ -1,11 +1,13 @@
 //! For people: a block per flagged test, `file:line:col` first so terminals and editors can jump
-//! to it, coloured only on a terminal.
+//! to it, coloured only on a terminal. Names, paths and code come from files anyone may have
+//! written: they are escaped (see [`escape`]), so none can move the cursor or start a line.
 
 use std::io::{self, Write};
 
 use super::{Report, SIGNALS_SHOWN, flaky_neighbors, hint, summary_line, verdict};
 use crate::analysis::Severity;
 use crate::category::Category;
+use crate::terminal::escape;
 
 /// ANSI styles, or nothing when colour is off.
 struct Palette {
@@ -42,15 +44,17 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
             "{}: {}: {} is {}, score {}",
             palette.bold(&format!(
                 "{}:{}:{}",
-                finding.display_path, finding.start.line, finding.start.column
+                escape(&finding.display_path),
+                finding.start.line,
+                finding.start.column
             )),
             palette.severity(finding.severity),
-            palette.bold(&finding.id),
+            palette.bold(&escape(&finding.id)),
             verdict(finding.category),
             palette.bold(&format!("{:.2}", finding.score)),
         )?;
         for hit in finding.signals.iter().take(SIGNALS_SHOWN) {
-            writeln!(out, "  signal: {}", hit.evidence())?;
+            writeln!(out, "  signal: {}", escape(&hit.evidence()))?;
         }
         let evidence: Vec<_> = flaky_neighbors(finding).collect();
         if !evidence.is_empty() {
@@ -60,14 +64,18 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
                     out,
                     "    {} {} ({}){}",
                     palette.dim(&format!("{:.3}", neighbor.distance)),
-                    neighbor.id,
-                    neighbor.project,
+                    escape(&neighbor.id),
+                    escape(&neighbor.project),
                     Category::bracketed(&neighbor.categories)
                 )?;
             }
         }
         if !finding.shared_tokens.is_empty() {
-            writeln!(out, "  shared tokens: {}", finding.shared_tokens.join(", "))?;
+            writeln!(
+                out,
+                "  shared tokens: {}",
+                escape(&finding.shared_tokens.join(", "))
+            )?;
         }
         writeln!(out, "  hint: {}", hint(finding.category))?;
         writeln!(out)?;

@@ -1,0 +1,118 @@
+//! `flakesense signals`: the catalogue of flakiness signals, documented the way a linter lists
+//! its rules: what each matches, why it makes tests flaky, an example, how to fix it.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::language::Language;
+use crate::signals::{Kind, catalogue};
+
+#[derive(Debug, Args)]
+pub struct SignalsArgs {
+    /// Show only the signals with this id (`fixed-sleep`), in every language unless --language says
+    #[arg(value_name = "ID")]
+    id: Option<String>,
+    /// Show only the signals of this language
+    #[arg(long, value_parser = parse_language)]
+    language: Option<Language>,
+    /// Also list the mitigations: patterns that count against flakiness and are never shown
+    #[arg(long)]
+    mitigations: bool,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+fn parse_language(name: &str) -> Result<Language, String> {
+    Language::from_name(name).ok_or_else(|| format!("unknown language `{name}`"))
+}
+
+#[derive(Debug, Serialize)]
+struct SignalView<'a> {
+    id: &'a str,
+    language: Language,
+    kind: &'static str,
+    category: Option<crate::category::Category>,
+    message: &'a str,
+    what: &'a str,
+    why: &'a str,
+    fix: &'a str,
+    example: Option<&'a str>,
+}
+
+pub fn run(args: SignalsArgs) -> Result<ExitCode> {
+    let mut views = Vec::new();
+    for language in Language::ALL {
+        if args.language.is_some_and(|wanted| wanted != language) {
+            continue;
+        }
+        for entry in &catalogue(language).entries {
+            let mitigation = entry.kind() == Kind::Mitigation;
+            if args.id.as_deref().is_some_and(|id| id != entry.id)
+                || (mitigation && !args.mitigations && args.id.is_none())
+            {
+                continue;
+            }
+            views.push(SignalView {
+                id: &entry.id,
+                language,
+                kind: if mitigation { "mitigation" } else { "signal" },
+                category: entry.category,
+                message: &entry.message,
+                what: &entry.what,
+                why: &entry.why,
+                fix: &entry.fix,
+                example: entry.matches.first().map(String::as_str),
+            });
+        }
+    }
+    if views.is_empty() {
+        bail!(
+            "no signal has the id `{}` (run `flakesense signals` for the list)",
+            args.id.unwrap_or_default()
+        );
+    }
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &views)?;
+            writeln!(out)?;
+        }
+        Format::Text => {
+            for view in &views {
+                let category = view
+                    .category
+                    .map_or("counts against flakiness".to_string(), |category| {
+                        category.name().to_string()
+                    });
+                writeln!(
+                    out,
+                    "{} {} ({category}): {}",
+                    view.language, view.id, view.message
+                )?;
+                if args.id.is_some() {
+                    writeln!(out, "\n  What it matches: {}", view.what)?;
+                    writeln!(out, "\n  Why: {}", view.why)?;
+                    writeln!(out, "\n  Fix: {}", view.fix)?;
+                    if let Some(example) = view.example {
+                        writeln!(out, "\n  Example:\n")?;
+                        for line in example.lines() {
+                            writeln!(out, "    {line}")?;
+                        }
+                    }
+                    writeln!(out)?;
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
