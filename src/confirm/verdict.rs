@@ -281,7 +281,7 @@ fn category_of(
     {
         return Some(Category::OrderDependency);
     }
-    if exposed.contains(&Condition::Offline) {
+    if exposed.contains(&Condition::Offline) && offline_points_to_network(tallies, exposed) {
         return Some(Category::Network);
     }
     // What the failures under the exposing conditions name, most often first.
@@ -311,6 +311,27 @@ fn category_of(
         .or(pointed.first())
         .or(suspected.first())
         .copied()
+}
+
+/// Whether failing offline shows a network dependence: the failures offline name the network
+/// (connection refused, network unreachable, ...), or the test failed offline more often than
+/// under any other exposing condition. A timing race that happened to fail once offline, as it
+/// fails under noise, and whose message names no network, is not a network test.
+fn offline_points_to_network(tallies: &[Tally], exposed: &[Condition]) -> bool {
+    let tally = |condition: Condition| tallies.iter().find(|tally| tally.condition == condition);
+    let Some(offline) = tally(Condition::Offline) else {
+        return false;
+    };
+    let named = offline
+        .failures
+        .iter()
+        .any(|failure| failure.categories.contains(&Category::Network));
+    let strongest = exposed
+        .iter()
+        .filter(|&&condition| condition != Condition::Offline)
+        .filter_map(|&condition| tally(condition))
+        .all(|other| offline.failure_rate() > other.failure_rate());
+    named || strongest
 }
 
 /// A label a verdict gives a test.
@@ -436,6 +457,36 @@ mod tests {
             "java.net.ConnectException: Network is unreachable"
         );
         assert_eq!(evidence(&verdict), "failed 2 of 2 runs offline");
+    }
+
+    #[test]
+    fn a_race_that_also_failed_offline_keeps_its_timing_cause() {
+        let pass = [case("t", Outcome::Passed, "")];
+        let late = [case(
+            "t",
+            Outcome::Failed,
+            "org.opentest4j.AssertionFailedError: the cache was not refreshed in time",
+        )];
+        let verdict = judge(
+            vec![
+                tally(Condition::Plain, &[&pass]),
+                tally(Condition::Noise, &[&late]),
+                tally(Condition::Offline, &[&late]),
+            ],
+            &[Category::AsyncWait],
+        );
+        assert_eq!(verdict.verdict, Verdict::Flaky);
+        assert_eq!(verdict.category, Some(Category::AsyncWait));
+        // Failing offline more often than under noise, it is the network's, whatever it says.
+        let verdict = judge(
+            vec![
+                tally(Condition::Plain, &[&pass, &pass]),
+                tally(Condition::Noise, &[&late, &pass]),
+                tally(Condition::Offline, &[&late, &late]),
+            ],
+            &[Category::AsyncWait],
+        );
+        assert_eq!(verdict.category, Some(Category::Network));
     }
 
     #[test]
