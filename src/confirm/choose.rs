@@ -77,7 +77,11 @@ pub fn choose(selection: &Selection, config: &Config, current: &Path) -> Result<
         return choose_named(selection, &named, &root);
     }
     let whole_change = named.is_empty() && !selection.staged && selection.diff_base.is_none();
-    if whole_change && !root.ancestors().any(|directory| directory.join(".git").exists()) {
+    if whole_change
+        && !root
+            .ancestors()
+            .any(|directory| directory.join(".git").exists())
+    {
         bail!(
             "{} is not in a git repository, so it has no change to take suspects from: name PATHS or --test",
             root.display()
