@@ -206,7 +206,7 @@ pub fn run(args: ConfirmArgs) -> Result<ExitCode> {
     let written = output::write(args.format, &report, &mut out, colour)
         .and_then(|()| out.flush().map_err(anyhow::Error::from));
     if let Err(error) = written
-        && !is_broken_pipe(&error)
+        && !crate::terminal::is_broken_pipe(&error)
     {
         return Err(error);
     }
@@ -216,14 +216,6 @@ pub fn run(args: ConfirmArgs) -> Result<ExitCode> {
         ExitCode::from(EXIT_CONFIRMED)
     } else {
         ExitCode::SUCCESS
-    })
-}
-
-fn is_broken_pipe(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|error| error.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
 

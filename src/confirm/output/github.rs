@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use super::{Report, headline, summary_line};
 use crate::confirm::verdict::Verdict;
+use crate::terminal::{escape_data, escape_property};
 
 pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     for (test, verdict, _) in report.entries() {
@@ -31,14 +32,4 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     writeln!(out, "{}", escape_data(&summary_line(report)))
-}
-
-fn escape_data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-fn escape_property(text: &str) -> String {
-    escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }

@@ -3,9 +3,10 @@
 
 use std::io::{self, Write};
 
-use super::{Report, escape_controls, headline, summary_line};
+use super::{Report, headline, summary_line};
 use crate::category::Category;
 use crate::confirm::verdict::Verdict;
+use crate::terminal::escape;
 
 /// How many distinct failure messages are shown per condition.
 const MESSAGES_SHOWN: usize = 2;
@@ -28,10 +29,10 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
         writeln!(
             out,
             "{}:{}:{}: {} {}",
-            escape_controls(&test.path),
+            escape(&test.path),
             test.line,
             test.column,
-            paint(colour, "1", &escape_controls(&test.test.id)),
+            paint(colour, "1", &escape(&test.test.id)),
             paint(colour, style, &headline(verdict))
         )?;
         let mut about = Vec::new();
@@ -69,7 +70,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
                     out,
                     "           {}x {}{}",
                     failure.count,
-                    escape_controls(&failure.message),
+                    escape(&failure.message),
                     Category::bracketed(&failure.categories)
                 )?;
             }
@@ -82,7 +83,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
         writeln!(out)?;
     }
     for note in report.notes {
-        writeln!(out, "note: {}", escape_controls(note))?;
+        writeln!(out, "note: {}", escape(note))?;
     }
     writeln!(out, "{}", summary_line(report))?;
     if let Some(recorded) = report.recorded {

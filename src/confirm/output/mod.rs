@@ -105,16 +105,3 @@ fn summary_line(report: &Report) -> String {
     }
     line
 }
-
-/// Control characters of names and paths shown as escapes, never sent raw to a terminal.
-fn escape_controls(text: &str) -> String {
-    text.chars()
-        .flat_map(|character| {
-            if character.is_control() {
-                character.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![character]
-            }
-        })
-        .collect()
-}
