@@ -88,7 +88,10 @@ pub async fn start(
     let mut settings = Settings::from_config(config.as_ref())
         .map_err(|error| Error::invalid_params(format!("{error:#}")))?;
     settings.runs = runs.unwrap_or(settings.runs).max(1);
-    let unsaved = std::fs::read_to_string(&file).is_ok_and(|saved| saved != current.text);
+    // Read off the server's threads: a file on a slow disk must not hold up typing.
+    let unsaved = tokio::fs::read_to_string(&file)
+        .await
+        .is_ok_and(|saved| saved != current.text);
     let (line, column) = current.lines.position(
         &current.text,
         judged.test.name_range.start,
