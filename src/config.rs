@@ -52,7 +52,10 @@ pub struct Config {
     /// milliseconds (default 150). Each keystroke within that time restarts the wait.
     #[serde(alias = "debounceMs")]
     pub debounce_ms: Option<u64>,
-    /// How `flakesense confirm` runs tests (the `[confirm]` table).
+    /// How `flakesense confirm` runs tests (the `[confirm]` table). Read from `flakesense.toml`
+    /// only, never from an editor's settings: it names commands to run, and its tables per
+    /// language do not fit an editor's flat settings.
+    #[serde(skip)]
     pub confirm: Option<ConfirmConfig>,
 }
 
@@ -160,8 +163,17 @@ impl Config {
                 return Err(error).with_context(|| format!("cannot read {}", path.display()));
             }
         };
-        let mut config: Config =
+        let mut table: toml::Table =
             toml::from_str(&text).with_context(|| format!("invalid {}", path.display()))?;
+        let confirm = table
+            .remove("confirm")
+            .map(|confirm| confirm.try_into::<ConfirmConfig>())
+            .transpose()
+            .with_context(|| format!("invalid {}: its [confirm] table", path.display()))?;
+        let mut config: Config = toml::Value::Table(table)
+            .try_into()
+            .with_context(|| format!("invalid {}", path.display()))?;
+        config.confirm = confirm;
         config.models = config
             .models
             .into_iter()
@@ -350,5 +362,25 @@ mod tests {
             Config::from_json(serde_json::Value::Null).unwrap(),
             Config::default()
         );
+    }
+
+    #[test]
+    fn the_confirm_table_comes_from_the_file_only() {
+        let directory = tempfile::tempdir().unwrap();
+        std::fs::write(
+            directory.path().join(CONFIG_FILE),
+            "k = 5\n[confirm]\nruns = 3\n[confirm.python]\ncommand = \"tox -- {tests} --junitxml={report}\"\n",
+        )
+        .unwrap();
+        let config = Config::load(directory.path()).unwrap();
+        assert_eq!(config.k, Some(5));
+        let confirm = config.confirm.as_ref().expect("read");
+        assert_eq!(confirm.runs, Some(3));
+        // An editor's settings keep it: they carry no [confirm] of their own.
+        let merged = config
+            .clone()
+            .merged_with(Config::from_json(serde_json::json!({"k": 7})).unwrap());
+        assert_eq!(merged.confirm, config.confirm);
+        assert!(Config::from_json(serde_json::json!({"confirm": {"runs": 3}})).is_err());
     }
 }
