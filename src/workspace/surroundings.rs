@@ -140,8 +140,11 @@ fn read_small_regular_file(path: &Path) -> Option<String> {
 #[derive(Debug)]
 struct Conftests {
     root: PathBuf,
-    parsed: Mutex<HashMap<String, (Stamp, Option<Arc<ParsedFile>>)>>,
+    parsed: Mutex<HashMap<String, Parsed>>,
 }
+
+/// A conftest file as last read: when, and what it held.
+type Parsed = (Stamp, Option<Arc<ParsedFile>>);
 
 /// What tells a file changed: its length and modification time (none: it does not exist).
 type Stamp = Option<(u64, Option<std::time::SystemTime>)>;
