@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 
 use super::calibration::{Prediction, alarm_threshold, best_threshold, f1, matthews, recall_above};
-use super::regression::fit_logistic;
+use super::regression::fit_logistic_capped;
 use super::*;
 
 impl SignalPrior {
@@ -38,7 +38,7 @@ impl SignalPrior {
         let calibration = L2_PENALTIES
             .iter()
             .filter_map(|&penalty| {
-                let predictions = held_out_predictions(&names, scaled, &tallies, &groups, penalty)?;
+                let predictions = held_out_predictions(&names, scaled, risks, &tallies, &groups, penalty)?;
                 if whole {
                     let repositories: Vec<Prediction> = predictions
                         .iter()
@@ -63,10 +63,11 @@ impl SignalPrior {
         );
         let typical = typical_shares(&tallies, None);
         let rows = design(&names, scaled, &tallies, &typical, &groups);
-        let (bias, weights) = fit_logistic(
+        let (bias, weights) = fit_logistic_capped(
             &aggregate(rows.iter().zip(&groups)),
             names.len() + scaled,
             penalty,
+            risks..names.len(),
         );
         let named = |names: &[&str], weights: &[f64]| -> Vec<(String, f64)> {
             names
@@ -240,6 +241,7 @@ pub(super) fn aggregate<'r, 'e: 'r>(
 pub(super) fn held_out_predictions(
     names: &[&'static str],
     scaled: usize,
+    risks: usize,
     tallies: &BTreeMap<&str, ProjectTally>,
     groups: &[Group<'_>],
     penalty: f64,
@@ -274,7 +276,8 @@ pub(super) fn held_out_predictions(
                     .zip(groups)
                     .filter(|(_, group)| group.example.project != *held_out),
             );
-            let (bias, weights) = fit_logistic(&training, names.len() + scaled, penalty);
+            let (bias, weights) =
+                fit_logistic_capped(&training, names.len() + scaled, penalty, risks..names.len());
             rows.iter()
                 .zip(groups)
                 .enumerate()

@@ -1,5 +1,7 @@
 //! Logistic regression with an L2 penalty and balanced class weights, by Newton's method.
 
+use std::ops::Range;
+
 use super::fit::Aggregated;
 use super::sigmoid;
 
@@ -92,4 +94,30 @@ pub(super) fn solve(mut matrix: Vec<Vec<f64>>, mut vector: Vec<f64>) -> Option<V
         solution[row] = (vector[row] - known) / matrix[row][row];
     }
     Some(solution)
+}
+
+/// The regression with the features of `mitigations` kept at or below zero: a mitigation is a
+/// cure by definition, so one the data weighs positive (a sign of asynchronous code more than a
+/// cure of it) is left out and the rest fitted again, until none is positive. Left out, a
+/// feature's weight is 0.
+pub(super) fn fit_logistic_capped(
+    rows: &Aggregated,
+    features: usize,
+    penalty: f64,
+    mitigations: Range<usize>,
+) -> (f64, Vec<f64>) {
+    let mut rows = rows.clone();
+    loop {
+        let (bias, weights) = fit_logistic(&rows, features, penalty);
+        let positive: Vec<usize> = mitigations
+            .clone()
+            .filter(|&feature| weights[feature] > 0.0)
+            .collect();
+        if positive.is_empty() {
+            return (bias, weights);
+        }
+        for (row, _, _) in &mut rows {
+            row.retain(|(feature, _)| !positive.contains(feature));
+        }
+    }
 }

@@ -38,6 +38,27 @@ fn a_signal_seen_mostly_on_flaky_tests_gets_a_positive_weight() {
 }
 
 #[test]
+fn a_mitigation_never_counts_for_flakiness() {
+    // Waiting on a condition, seen mostly on flaky tests here, as in asynchronous code it is:
+    // still a cure, so it weighs nothing rather than something for flakiness; mocks, seen mostly
+    // on stable tests, keep their negative weight.
+    let mut examples = Vec::new();
+    for project in ["a", "b", "c", "d"] {
+        for i in 0..50 {
+            examples.push(example(&["fixed-sleep"], i % 2 == 0, project));
+            examples.push(example(&["condition-wait"], i % 2 == 0, project));
+            examples.push(example(&["mocks"], i % 20 == 0, project));
+            examples.push(example(&[], i % 10 == 0, project));
+        }
+    }
+    let prior = SignalPrior::fit(Language::Java, &examples);
+    let unknown = Prevalence::default();
+    assert_eq!(prior.weight("condition-wait", &unknown), 0.0, "{prior:?}");
+    assert!(prior.weight("mocks", &unknown) < -0.3, "{prior:?}");
+    assert!(prior.weight("fixed-sleep", &unknown) > 0.5, "{prior:?}");
+}
+
+#[test]
 fn a_signal_common_in_a_project_counts_less_there() {
     // Where few tests sleep, the sleeping ones are the flaky ones; where every test sleeps,
     // sleeping says nothing.
