@@ -166,6 +166,16 @@ pub fn prior_opinion(
         .cloned()
         .collect();
     evidence.sort_by(|a, b| weight(b).total_cmp(&weight(a)));
+    // A hit inside another on the same line (the `Duration::from_millis(200)` of a
+    // `sleep(Duration::from_millis(200))`) is part of that one's evidence, not more of it.
+    let found = evidence.clone();
+    evidence.retain(|hit| {
+        !found.iter().any(|other| {
+            other.line == hit.line
+                && other.text.len() > hit.text.len()
+                && other.text.contains(hit.text.as_str())
+        })
+    });
     // The cause is the strongest evidence's category.
     let category = evidence.first().map(|hit| hit.category);
     let mut score = prior.score(signals, prevalence);
