@@ -1,5 +1,5 @@
 //! The shipped models: each loads from the binary, has the parameters its README states, tells
-//! a test that sleeps and polls from a plainly deterministic one, and counts mocks against
+//! a test that sleeps and polls from a plainly deterministic one, and never counts mocks for
 //! flakiness.
 
 use std::sync::Arc;
@@ -164,7 +164,7 @@ fn the_rust_model_weighs_a_signal_against_how_common_it_is_in_the_project() {
     };
     let (rare, common) = (judged(2), judged(200));
     assert!(
-        common < rare - 0.2,
+        common < rare - 0.03,
         "sleeping in 1% of the tests: {rare}; in all of them: {common}"
     );
 }
@@ -198,7 +198,8 @@ fn a_flagged_test_names_its_signals_and_category() {
 }
 
 #[test]
-fn mocking_a_tests_collaborators_lowers_its_prior_and_is_never_shown_as_evidence() {
+fn mocking_a_tests_collaborators_never_raises_its_prior_and_is_never_shown_as_evidence() {
+    let mut lowered = 0;
     let cases = [
         (
             Language::Java,
@@ -223,10 +224,13 @@ fn mocking_a_tests_collaborators_lowers_its_prior_and_is_never_shown_as_evidence
             prior.probability(&signals::detect(language, real), &Prevalence::default());
         let mocked_probability =
             prior.probability(&signals::detect(language, mocked), &Prevalence::default());
+        // A mitigation is never weighed for flakiness; where the data shows none of its
+        // effect (Rust's), it weighs nothing.
         assert!(
-            mocked_probability < real_probability,
+            mocked_probability <= real_probability,
             "{language}: {mocked_probability} with mocks, {real_probability} without"
         );
+        lowered += usize::from(mocked_probability < real_probability);
         let prediction =
             analysis::judge_code(&shipped(language), &Thresholds::default(), language, mocked);
         assert!(
@@ -239,6 +243,7 @@ fn mocking_a_tests_collaborators_lowers_its_prior_and_is_never_shown_as_evidence
             "{language}: the sleep is still shown"
         );
     }
+    assert!(lowered >= 1, "mocks lower the prior of no shipped model");
 }
 
 /// An index holding one test, labelled as `flaky` by `origin`, embedded as the shipped Rust model
