@@ -256,11 +256,7 @@ fn accepted<'tree>(
                     return None;
                 }
             }
-            "port" => {
-                if !is_fixed_local_port(node, text, facts) {
-                    return None;
-                }
-            }
+            "port" if !is_fixed_local_port(node, text, facts) => return None,
             "address" => {
                 let value = string_or_bound(node, text, facts)?;
                 let (host, _) = values::host_of(&value)?;
@@ -268,21 +264,9 @@ fn accepted<'tree>(
                     return None;
                 }
             }
-            "target" => {
-                if is_known_local(node, text, facts) {
-                    return None;
-                }
-            }
-            "receiver" => {
-                if facts.is_mock(node, text) {
-                    return None;
-                }
-            }
-            "hash-receiver" => {
-                if !facts.is_hash_collection(node, text) {
-                    return None;
-                }
-            }
+            "target" if is_known_local(node, text, facts) => return None,
+            "receiver" if facts.is_mock(node, text) => return None,
+            "hash-receiver" if !facts.is_hash_collection(node, text) => return None,
             _ => {}
         }
     }
@@ -306,7 +290,7 @@ fn accepted<'tree>(
 /// address with an explicit port.
 fn is_fixed_local_port(node: Node<'_>, text: &str, facts: &Facts<'_>) -> bool {
     if let Some(number) = facts.number(node, text) {
-        return number >= 1.0 && number <= 65535.0 && number.fract() == 0.0;
+        return (1.0..=65535.0).contains(&number) && number.fract() == 0.0;
     }
     match string_or_bound(node, text, facts)
         .as_deref()

@@ -133,6 +133,9 @@ fn read_small_regular_file(path: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// A `conftest.py` as last read: its stamp, and its parse unless it could not be read.
+type ParsedConftest = (Stamp, Option<Arc<ParsedFile>>);
+
 /// The `conftest.py` files of a workspace, each read and parsed once however many test files
 /// take fixtures from it, and again when its size or modification time changes (the language
 /// server keeps one for its whole life). Files that cannot be read, or are not UTF-8, are passed
@@ -140,7 +143,7 @@ fn read_small_regular_file(path: &Path) -> Option<String> {
 #[derive(Debug)]
 struct Conftests {
     root: PathBuf,
-    parsed: Mutex<HashMap<String, (Stamp, Option<Arc<ParsedFile>>)>>,
+    parsed: Mutex<HashMap<String, ParsedConftest>>,
 }
 
 /// What tells a file changed: its length and modification time (none: it does not exist).
