@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use flakesense::analysis::{self, Models, Thresholds};
 use flakesense::embed::TokenBag;
-use flakesense::index::{Entry, Index, Origin};
+use flakesense::index::{Entry, Index, IndexWriter, Label, NewEntry, Origin};
 use flakesense::language::Language;
 use flakesense::workspace;
 use lsp_client::{ClientBehaviour, LspClient};
@@ -182,29 +182,35 @@ async fn keystrokes(text: &str) {
 /// kept, as labels given in the editor or imported from a project's history would be.
 fn workspace_index() -> Index {
     let mut words = Words(0xfeed);
-    let mut index = Index::empty(workspace::new_index_params());
+    let mut index = IndexWriter::new(workspace::new_index_params());
     for i in 0..WORKSPACE_TESTS {
         let code = generated_test(&mut words, i);
         let flaky = i.is_multiple_of(10);
         let bag = TokenBag::from_code(index.params().tokenizer, Language::Java, &code);
-        let entry = Entry {
-            id: format!("org.example.w{}.Generated{}Test#case{i}", i % 50, i % 400),
-            project: "bench".to_string(),
-            source: "editor".to_string(),
+        let id = format!("org.example.w{}.Generated{}Test#case{i}", i % 50, i % 400);
+        let path = format!(
+            "src/test/java/org/example/w{}/Generated{}Test.java",
+            i % 50,
+            i % 400
+        );
+        let entry = Entry::new(NewEntry {
+            id: &id,
+            project: "bench",
+            source: "editor",
             language: Language::Java,
-            flaky,
-            categories: Vec::new(),
+            label: if flaky {
+                Label::Flaky
+            } else {
+                Label::Unlabelled
+            },
+            categories: &[],
             origin: Origin::History,
-            path: Some(format!(
-                "src/test/java/org/example/w{}/Generated{}Test.java",
-                i % 50,
-                i % 400
-            )),
-            code: flaky.then_some(code),
-        };
+            path: Some(&path),
+            code: Some(&code),
+        });
         index.upsert(entry, &bag);
     }
-    index
+    index.finish()
 }
 
 async fn memory(text: &str) {

@@ -24,10 +24,7 @@ fn load_bytes(bytes: &[u8]) -> Result<Index, LoadError> {
 fn a_version_1_file_loads_and_answers_as_it_did() {
     let index = Index::load(&version_1()).expect("a version 1 index loads");
     assert_eq!(index.len(), 22);
-    assert_eq!(
-        index.entries().iter().filter(|entry| entry.flaky).count(),
-        11
-    );
+    assert_eq!(index.entries().filter(|entry| entry.is_flaky()).count(), 11);
     assert_eq!(index.params().projection.dims, 291);
     assert!(index.prior(Language::Java).is_some());
     let code = "@Test public void waitsForServer() throws Exception { server.start(); Thread.sleep(1000); assertTrue(server.isRunning()); }";
@@ -89,13 +86,13 @@ fn a_flipped_bit_is_caught_by_the_checksum() {
 #[test]
 fn a_file_from_a_future_version_is_left_alone_with_a_clear_message() {
     let mut bytes = std::fs::read(version_1()).expect("readable");
-    bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
+    bytes[8..12].copy_from_slice(&4u32.to_le_bytes());
     let error = load_bytes(&bytes).expect_err("a future file does not load");
     assert!(
         matches!(
             error,
             LoadError::Format {
-                source: FormatError::FutureVersion { found: 3 },
+                source: FormatError::FutureVersion { found: 4 },
                 ..
             }
         ),

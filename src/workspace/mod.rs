@@ -128,18 +128,39 @@ pub enum ProjectIndex {
 
 /// Loads a workspace's index, moving a damaged one aside.
 pub fn load_project_index(root: &Path) -> ProjectIndex {
-    let path = index_path(root);
+    load_index(&index_path(root))
+}
+
+/// Loads the index at `path`, moving a damaged one aside.
+pub fn load_index(path: &Path) -> ProjectIndex {
     if !path.exists() {
         return ProjectIndex::Missing;
     }
-    match Index::load(&path) {
+    match Index::load(path) {
         Ok(index) => ProjectIndex::Loaded(Box::new(index)),
-        Err(error) if error.is_corruption() => match quarantine(&path) {
+        Err(error) if error.is_corruption() => match quarantine(path) {
             Ok(moved_to) => ProjectIndex::Corrupt { error, moved_to },
             Err(_) => ProjectIndex::Unusable(error),
         },
         Err(error) => ProjectIndex::Unusable(error),
     }
+}
+
+/// The project index of the workspace at `root`, for a command that judges tests (`check`,
+/// `predict`), if there is one. Read only: the language server moves a damaged index aside, a
+/// command that judges must not touch the working tree, so it stops with an error instead.
+pub fn read_project_index(root: &Path) -> anyhow::Result<Option<std::sync::Arc<Index>>> {
+    let path = index_path(root);
+    if !path.exists() {
+        return Ok(None);
+    }
+    // `LoadError` names the file and its cause in its own message.
+    let index = Index::load(&path).map_err(|error| {
+        anyhow::anyhow!(
+            "the project index is unusable (delete it, or open the project in an editor running flakesense to move it aside): {error}"
+        )
+    })?;
+    Ok(Some(std::sync::Arc::new(index)))
 }
 
 /// Moves a damaged file aside as `<name>.corrupt-<n>`, never overwriting an earlier one.
