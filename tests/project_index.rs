@@ -191,15 +191,25 @@ async fn a_flaky_list_adds_a_label_and_silences_nothing_and_every_front_end_agre
         }],
     )
     .expect("the label is recorded");
-    let silenced = check(root, None);
+    // Every score `check` gives (sigma 0), and those it flags by default (above 0.95).
+    let checked = check(root, Some("0"));
+    let silenced: BTreeMap<String, f64> = checked
+        .iter()
+        .filter(|(_, score)| **score > 0.95)
+        .map(|(id, score)| (id.clone(), *score))
+        .collect();
     assert!(
         !silenced.contains_key(SLEEPING_JAVA_TEST),
-        "a test marked not flaky is silenced: {silenced:?}"
+        "a test marked not flaky is silenced: {checked:?}"
+    );
+    assert_eq!(
+        others(&silenced).len(),
+        others(&before).len() - 1,
+        "the mark silences that test only"
     );
 
     // The same scores and verdicts from `predict`, `check` and the server.
     let predicted = predict(root);
-    let checked = check(root, Some("0"));
     assert_eq!(predicted.len(), 6, "{predicted:?}");
     for (id, (score, flaky)) in &predicted {
         assert_eq!(checked.get(id).copied().unwrap_or(0.0), *score, "{id}");
