@@ -768,6 +768,16 @@ impl Index {
         }
     }
 
+    /// Loads an index file into memory, never mapping it: for a project index, which people and
+    /// tools may rewrite in place (`cp backup .flakesense/index`), where a mapping of the old
+    /// file would fault on the pages the rewrite cut off. Project indexes are small.
+    pub fn load_unmapped(path: &Path) -> Result<Index, LoadError> {
+        Index::from_bytes(&file::read(path)?).map_err(|source| LoadError::Format {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
     /// Writes the index atomically (see [`file::write_bytes`]).
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
         file::write_bytes(path, &self.to_bytes())

@@ -136,7 +136,7 @@ pub fn load_index(path: &Path) -> ProjectIndex {
     if !path.exists() {
         return ProjectIndex::Missing;
     }
-    match Index::load(path) {
+    match Index::load_unmapped(path) {
         Ok(index) => ProjectIndex::Loaded(Box::new(index)),
         Err(error) if error.is_corruption() => match quarantine(path) {
             Ok(moved_to) => ProjectIndex::Corrupt { error, moved_to },
@@ -155,7 +155,7 @@ pub fn read_project_index(root: &Path) -> anyhow::Result<Option<std::sync::Arc<I
         return Ok(None);
     }
     // `LoadError` names the file and its cause in its own message.
-    let index = Index::load(&path).map_err(|error| {
+    let index = Index::load_unmapped(&path).map_err(|error| {
         anyhow::anyhow!(
             "the project index is unusable (delete it, or open the project in an editor running flakesense to move it aside): {error}"
         )
