@@ -100,7 +100,7 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
     let mut verdicts = Vec::new();
     let mut failures = 0;
     let mut prevalences: HashMap<PathBuf, Arc<Prevalence>> = HashMap::new();
-    let mut workspaces: HashMap<PathBuf, Workspace> = HashMap::new();
+    let mut workspaces: HashMap<PathBuf, WorkspaceSettings> = HashMap::new();
     let mut surroundings: HashMap<PathBuf, workspace::SurroundingsReader> = HashMap::new();
     for path in &args.files {
         let file = match read_source(path) {
@@ -124,7 +124,7 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
         let workspace = match workspaces.get(&root) {
             Some(workspace) => workspace,
             None => {
-                let workspace = Workspace::load(&root, &args)?;
+                let workspace = WorkspaceSettings::load(&root, &args)?;
                 workspaces.entry(root.clone()).or_insert(workspace)
             }
         };
@@ -229,14 +229,14 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
 
 /// What a file's workspace adds to its judging, as `check` and the language server read it:
 /// the thresholds of its `flakesense.toml`, its project index and its configured models.
-struct Workspace {
+struct WorkspaceSettings {
     thresholds: Thresholds,
     project: Option<Arc<Index>>,
     configured: Vec<Arc<Index>>,
 }
 
-impl Workspace {
-    fn load(root: &std::path::Path, args: &PredictArgs) -> Result<Workspace> {
+impl WorkspaceSettings {
+    fn load(root: &std::path::Path, args: &PredictArgs) -> Result<WorkspaceSettings> {
         let config = Config::load(root)?;
         let thresholds = config.thresholds();
         let sigma = args.sigma.unwrap_or(thresholds.warning);
@@ -249,7 +249,7 @@ impl Workspace {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Workspace {
+        Ok(WorkspaceSettings {
             thresholds: Thresholds {
                 k: args.k.map_or(thresholds.k, |k| k as usize),
                 // A test is "likely flaky" above sigma, as `check` flags it.
@@ -262,7 +262,11 @@ impl Workspace {
     }
 }
 
-fn models_for(language: Language, extra: &[Arc<Index>], workspace: &Workspace) -> Result<Models> {
+fn models_for(
+    language: Language,
+    extra: &[Arc<Index>],
+    workspace: &WorkspaceSettings,
+) -> Result<Models> {
     let defaults = if extra.is_empty() {
         vec![crate::models::embedded(language).map_err(|error| {
             anyhow::anyhow!("the shipped {language} model is unreadable: {error}")
