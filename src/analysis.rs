@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::category::Category;
 use crate::context;
 use crate::extract::{self, TestMethod};
 use crate::index::Index;
@@ -42,6 +43,28 @@ impl Default for Thresholds {
 pub enum Severity {
     Information,
     Warning,
+}
+
+/// The hint at a fix for a judged test, one wording everywhere: the fix of its strongest signal,
+/// else its category's, else general advice, each phrased for `language`'s tests.
+pub fn hint(
+    language: Language,
+    category: Option<Category>,
+    signals: &[signals::SignalHit],
+) -> &'static str {
+    signals
+        .first()
+        .and_then(|hit| signals::fix(language, &hit.id))
+        .or_else(|| category.map(|category| category.fix_hint(Some(language))))
+        .unwrap_or(GENERAL_HINT)
+}
+
+/// The hint for a test whose flakiness has no known cause.
+pub const GENERAL_HINT: &str = "Consider what the test waits for or shares with other tests (time, threads, network, files, global state), and confirm by rerunning it many times.";
+
+/// How alike two tests are, as every output shows it: 1 - the cosine distance of their vectors.
+pub fn similarity(neighbor: &predict::Neighbor) -> f64 {
+    1.0 - neighbor.distance
 }
 
 impl Thresholds {

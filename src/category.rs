@@ -4,6 +4,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::language::Language;
+
 /// A root cause of flakiness, as named in `../shared/data/README.md` (after Luo et al.'s taxonomy).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -106,13 +108,25 @@ impl Category {
         categories
     }
 
-    /// An honest hint at a fix, phrased as a suggestion. Never suggests disabling the test:
-    /// that throws its coverage away (design notes, "presenting predictions").
-    pub fn fix_hint(self) -> &'static str {
+    /// An honest hint at a fix, phrased as a suggestion, with examples in `language` (in all
+    /// three when it is not known). Never suggests disabling the test: that throws its coverage
+    /// away (design notes, "presenting predictions").
+    pub fn fix_hint(self, language: Option<Language>) -> &'static str {
         match self {
-            Category::AsyncWait => {
-                "Consider waiting on a condition (Awaitility `until` in Java, polling with a deadline, a channel or an event) instead of a fixed sleep; sleeping longer only hides the race."
-            }
+            Category::AsyncWait => match language {
+                Some(Language::Java) => {
+                    "Consider waiting on a condition (Awaitility's `until`, a latch's `await` with a generous bound) instead of a fixed sleep; sleeping longer only hides the race."
+                }
+                Some(Language::Python) => {
+                    "Consider waiting on a condition (an `Event`'s `wait`, polling with a deadline, awaiting the task) instead of a fixed sleep; sleeping longer only hides the race."
+                }
+                Some(Language::Rust) => {
+                    "Consider waiting on a condition (joining the thread, awaiting the task, receiving on a channel, a `Notify`) instead of a fixed sleep; sleeping longer only hides the race."
+                }
+                None => {
+                    "Consider waiting on a condition (polling with a deadline, a latch, a channel or an event) instead of a fixed sleep; sleeping longer only hides the race."
+                }
+            },
             Category::Concurrency => {
                 "No automatic fix: look for unsynchronised shared state or unjoined threads, and confirm by rerunning the test under CPU load."
             }
@@ -134,15 +148,37 @@ impl Category {
             Category::UnorderedCollection => {
                 "Consider comparing as sets, or sorting before comparing; hash iteration order is not guaranteed."
             }
-            Category::ResourceLeak => {
-                "Consider closing sockets, servers and pools in teardown, or with try-with-resources (Java), `with` (Python) or a guard dropped at the end of the test (Rust)."
-            }
+            Category::ResourceLeak => match language {
+                Some(Language::Java) => {
+                    "Consider closing sockets, servers and pools in teardown, or with try-with-resources."
+                }
+                Some(Language::Python) => {
+                    "Consider closing sockets, servers and pools in teardown, or with a `with` block or a fixture that yields."
+                }
+                Some(Language::Rust) => {
+                    "Consider closing sockets, servers and pools with a guard dropped at the end of the test."
+                }
+                None => {
+                    "Consider closing sockets, servers and pools in teardown, or with try-with-resources (Java), `with` (Python) or a guard dropped at the end of the test (Rust)."
+                }
+            },
             Category::FloatingPoint => {
                 "Consider comparing with a tolerance, and bounds wide enough for the variation you expect."
             }
-            Category::Platform => {
-                "Consider stating the condition the test needs (`@EnabledOnOs`, `pytest.mark.skipif(sys.platform ...)`, `#[cfg(...)]`) and using portable paths."
-            }
+            Category::Platform => match language {
+                Some(Language::Java) => {
+                    "Consider stating the condition the test needs (`@EnabledOnOs`) and using portable paths."
+                }
+                Some(Language::Python) => {
+                    "Consider stating the condition the test needs (`pytest.mark.skipif(sys.platform ...)`) and using portable paths."
+                }
+                Some(Language::Rust) => {
+                    "Consider stating the condition the test needs (`#[cfg(...)]`) and using portable paths."
+                }
+                None => {
+                    "Consider stating the condition the test needs (`@EnabledOnOs`, `pytest.mark.skipif(sys.platform ...)`, `#[cfg(...)]`) and using portable paths."
+                }
+            },
             Category::Timeout => {
                 "Consider a timeout with headroom for slow CI machines, or waiting on progress rather than wall-clock time."
             }
@@ -159,6 +195,7 @@ impl fmt::Display for Category {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::language::Language::{Java, Python, Rust};
 
     #[test]
     fn every_name_parses_back() {
@@ -185,11 +222,26 @@ mod tests {
 
     #[test]
     fn no_hint_suggests_disabling_the_test() {
+        let languages = [None, Some(Java), Some(Python), Some(Rust)];
         for category in Category::ALL {
-            let hint = category.fix_hint().to_lowercase();
-            for word in ["@disabled", "@ignore", "#[ignore]", "disable the test"] {
-                assert!(!hint.contains(word), "{category}: {hint}");
+            for language in languages {
+                let hint = category.fix_hint(language).to_lowercase();
+                for word in ["@disabled", "@ignore", "#[ignore]", "disable the test"] {
+                    assert!(!hint.contains(word), "{category}: {hint}");
+                }
             }
+        }
+    }
+
+    #[test]
+    fn a_hint_names_only_its_own_languages_tools() {
+        for category in Category::ALL {
+            let rust = category.fix_hint(Some(Rust));
+            let python = category.fix_hint(Some(Python));
+            let java = category.fix_hint(Some(Java));
+            assert!(!rust.contains("Awaitility") && !rust.contains("@EnabledOnOs"), "{rust}");
+            assert!(!python.contains("try-with-resources") && !python.contains("#[cfg"), "{python}");
+            assert!(!java.contains("pytest") && !java.contains("(Rust)"), "{java}");
         }
     }
 }

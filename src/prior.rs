@@ -263,7 +263,13 @@ impl SignalPrior {
         let names = signals::feature_names(language);
         // Risks in the test and risks in its context; mitigations follow them.
         let risks = 2 * signals::patterns(language).count();
-        let groups = group(examples);
+        // A project with flaky tests only (a list of known flaky tests) says nothing about how
+        // often a signal sits in stable code, so it stays out of the fit; its tests remain
+        // neighbours in the index. Leaving it out raised the held-out recall of Java's fixtrain
+        // repositories from 21.5% to 23.9% at the same 3% alarm rate (models/README.md).
+        let mut groups = group(examples);
+        let projects = tally(&names[..risks], &groups);
+        groups.retain(|group| projects[group.example.project].stable);
         let tallies = tally(&names[..risks], &groups);
         let scaled = if share_weights_learnable(&tallies, &groups) {
             risks

@@ -56,6 +56,9 @@ struct TestVerdict {
     score: f64,
     flaky: bool,
     category: Option<Category>,
+    /// The hint at a fix, for a test that is likely flaky.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<&'static str>,
     signals: Vec<SignalView>,
     shared_tokens: Vec<String>,
     neighbors: Vec<NeighborView>,
@@ -84,7 +87,8 @@ struct NeighborView {
     project: String,
     flaky: bool,
     categories: Vec<Category>,
-    distance: f64,
+    /// 1 - the cosine distance.
+    similarity: f64,
 }
 
 pub fn run(args: PredictArgs) -> Result<ExitCode> {
@@ -164,6 +168,9 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                 escape(&display)
             );
         }
+        if reports.is_empty() {
+            eprintln!("{}: no tests found", escape(&display));
+        }
         let lines = LineIndex::new(&file.text);
         for report in reports {
             let (line, column) =
@@ -177,6 +184,9 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                 score: prediction.score,
                 flaky: prediction.flaky,
                 category: prediction.category,
+                hint: prediction.flaky.then(|| {
+                    analysis::hint(file.language, prediction.category, &prediction.signals)
+                }),
                 signals: prediction
                     .signals
                     .into_iter()
@@ -198,11 +208,11 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                     .neighbors
                     .into_iter()
                     .map(|neighbor| NeighborView {
+                        similarity: analysis::similarity(&neighbor),
                         id: neighbor.id,
                         project: neighbor.project,
                         flaky: neighbor.flaky,
                         categories: neighbor.categories,
-                        distance: neighbor.distance,
                     })
                     .collect(),
             });
@@ -318,13 +328,16 @@ fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
         for neighbor in &verdict.neighbors {
             writeln!(
                 out,
-                "    {:.3}  {:<9} {} ({}){}",
-                neighbor.distance,
+                "    similarity {:.2}  {:<9} {} ({}){}",
+                neighbor.similarity,
                 if neighbor.flaky { "flaky" } else { "not flaky" },
                 escape(&neighbor.id),
                 escape(&neighbor.project),
                 Category::bracketed(&neighbor.categories)
             )?;
+        }
+        if let Some(hint) = verdict.hint {
+            writeln!(out, "    hint: {hint}")?;
         }
     }
     Ok(())

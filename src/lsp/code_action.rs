@@ -11,6 +11,7 @@ use tower_lsp_server::ls_types::{
     Diagnostic, Position, TextEdit, Uri, WorkspaceEdit,
 };
 
+use crate::analysis::hint;
 use crate::language::Language;
 use crate::lsp::analyze::{Current, JudgedTest, current_analysis};
 use crate::lsp::execute_command::{MARK_FLAKY, MARK_NOT_FLAKY, SHOW_FIX_HINT, SHOW_SIMILAR};
@@ -123,7 +124,10 @@ fn actions_for_test(
             actions.push(action(
                 format!("How to fix {category} flakiness"),
                 SHOW_FIX_HINT,
-                vec![json!(category.name())],
+                vec![
+                    json!(category.name()),
+                    json!(hint(current.language, Some(category), &prediction.signals)),
+                ],
             ));
         }
     }

@@ -7,7 +7,7 @@ use tower_lsp_server::ls_types::{
     Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString,
 };
 
-use crate::analysis::Severity;
+use crate::analysis::{Severity, similarity};
 use crate::category::Category;
 use crate::index::Origin;
 use crate::lsp::analyze::JudgedTest;
@@ -140,11 +140,6 @@ pub fn neighbor_line(neighbor: &Neighbor) -> String {
     )
 }
 
-/// Cosine similarity, as people read it: 1 is the same code.
-pub fn similarity(neighbor: &Neighbor) -> f64 {
-    1.0 - neighbor.distance
-}
-
 /// The evidence behind a diagnostic, in its `data`: what a client needs to explain it without
 /// asking again.
 #[derive(Debug, Serialize)]
@@ -181,7 +176,8 @@ pub struct NeighborEvidence<'a> {
     pub project: &'a str,
     pub flaky: bool,
     pub categories: &'a [Category],
-    pub distance: f64,
+    /// 1 - the cosine distance.
+    pub similarity: f64,
     pub origin: Origin,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<&'a str>,
@@ -203,7 +199,7 @@ impl<'a> Evidence<'a> {
                     project: &neighbor.project,
                     flaky: neighbor.flaky,
                     categories: &neighbor.categories,
-                    distance: neighbor.distance,
+                    similarity: similarity(neighbor),
                     origin: neighbor.origin,
                     path: neighbor.path.as_deref(),
                     shared_tokens: &neighbor.shared_tokens,

@@ -18,7 +18,7 @@ use crate::category::Category;
 use crate::index::{Label, Origin};
 use crate::labels::{self, TestLabel};
 use crate::lsp::analyze::{self, JudgedTest, NeighborLocator, current_analysis, panic_message};
-use crate::lsp::diagnostics::similarity;
+use crate::analysis::similarity;
 use crate::lsp::session::{ProjectIndexState, Session};
 use crate::workspace;
 
@@ -75,15 +75,15 @@ pub async fn execute_command(
             let name = text_argument(0, "category name")?;
             let category = Category::from_name(&name)
                 .ok_or_else(|| Error::invalid_params(format!("unknown category `{name}`")))?;
+            // The code action words the hint for its test (its strongest signal, its language).
+            let hint = match arguments.get(1).and_then(Value::as_str) {
+                Some(hint) => hint.to_string(),
+                None => category.fix_hint(None).to_string(),
+            };
             session
-                .show(
-                    MessageType::INFO,
-                    format!("flakesense ({category}): {}", category.fix_hint()),
-                )
+                .show(MessageType::INFO, format!("flakesense ({category}): {hint}"))
                 .await;
-            Ok(Some(
-                json!({ "category": category, "hint": category.fix_hint() }),
-            ))
+            Ok(Some(json!({ "category": category, "hint": hint })))
         }
         other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tower_lsp_server::ls_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
 use crate::lsp::analyze::{JudgedTest, current_analysis};
-use crate::lsp::diagnostics::similarity;
+use crate::analysis::{hint, similarity};
 use crate::lsp::session::Session;
 
 pub async fn hover(session: &Arc<Session>, params: HoverParams) -> Option<Hover> {
@@ -91,8 +91,9 @@ pub fn markdown(judged_test: &JudgedTest) -> String {
             tokens.join(", ")
         );
     }
-    if let (Some(category), Some(_)) = (prediction.category, judged_test.severity) {
-        let _ = write!(text, "\n{}\n", category.fix_hint());
+    if judged_test.severity.is_some() {
+        let hint = hint(judged_test.test.language, prediction.category, &prediction.signals);
+        let _ = write!(text, "\n{hint}\n");
     }
     text
 }

@@ -260,6 +260,15 @@ pub fn feature_names(language: Language) -> Vec<&'static str> {
         .collect()
 }
 
+/// The fix a language's entry suggests, by id, phrased for that language's tests.
+pub fn fix(language: Language, id: &str) -> Option<&'static str> {
+    let id = id.strip_suffix("@context").unwrap_or(id);
+    catalogue(language)
+        .entry(id)
+        .map(|entry| entry.fix.as_str())
+        .filter(|fix| !fix.is_empty())
+}
+
 /// The message of a language's entry, by id: what evidence shows for a feature.
 pub fn message(language: Language, id: &str) -> Option<&'static str> {
     let id = id.strip_suffix("@context").unwrap_or(id);

@@ -16,7 +16,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         let title = format!("Test {}", verdict(finding.category));
         let mut message = message(finding, "\n");
         message.push('\n');
-        message.push_str(hint(finding.category));
+        message.push_str(hint(finding));
         writeln!(
             out,
             "::{command} file={},line={},col={},endLine={},endColumn={},title={}::{}",

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use super::{Report, SIGNALS_SHOWN, flaky_neighbors, hint, summary_line, verdict};
-use crate::analysis::Severity;
+use crate::analysis::{Severity, similarity};
 use crate::category::Category;
 use crate::terminal::escape;
 
@@ -63,7 +63,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
                 writeln!(
                     out,
                     "    {} {} ({}){}",
-                    palette.dim(&format!("{:.3}", neighbor.distance)),
+                    palette.dim(&format!("similarity {:.2}", similarity(neighbor))),
                     escape(&neighbor.id),
                     escape(&neighbor.project),
                     Category::bracketed(&neighbor.categories)
@@ -77,7 +77,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
                 escape(&finding.shared_tokens.join(", "))
             )?;
         }
-        writeln!(out, "  hint: {}", hint(finding.category))?;
+        writeln!(out, "  hint: {}", hint(finding))?;
         writeln!(out)?;
     }
     writeln!(out, "{}", summary_line(report))

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::super::{Changes, Finding, Report, SkipKind};
 use super::hint;
-use crate::analysis::Severity;
+use crate::analysis::{Severity, similarity};
 use crate::category::Category;
 use crate::language::Language;
 use crate::signals::SignalContext;
@@ -75,7 +75,8 @@ struct NeighborView<'a> {
     project: &'a str,
     flaky: bool,
     categories: &'a [Category],
-    distance: f64,
+    /// 1 - the cosine distance.
+    similarity: f64,
     shared_tokens: &'a [String],
 }
 
@@ -157,7 +158,7 @@ fn finding_view(finding: &Finding) -> FindingView<'_> {
         score: finding.score,
         severity: finding.severity,
         category: finding.category,
-        hint: hint(finding.category),
+        hint: hint(finding),
         signals: finding
             .signals
             .iter()
@@ -179,7 +180,7 @@ fn finding_view(finding: &Finding) -> FindingView<'_> {
                 project: &neighbor.project,
                 flaky: neighbor.flaky,
                 categories: &neighbor.categories,
-                distance: neighbor.distance,
+                similarity: similarity(neighbor),
                 shared_tokens: &neighbor.shared_tokens,
             })
             .collect(),

@@ -10,6 +10,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{Changes, Finding, Format, Report};
+use crate::analysis::similarity;
 use crate::category::Category;
 use crate::predict::Neighbor;
 use crate::signals::SignalHit;
@@ -41,13 +42,19 @@ fn verdict(category: Option<Category>) -> String {
     }
 }
 
-/// The nearest flaky neighbours: the evidence behind a finding.
+/// The nearest flaky neighbours, the evidence behind a finding: those flaky for the finding's
+/// category (its strongest signal's) first, as across projects the nearest by tokens alone are
+/// often unrelated; nearest first within each group.
 fn flaky_neighbors(finding: &Finding) -> impl Iterator<Item = &Neighbor> {
-    finding
+    let mut flaky: Vec<&Neighbor> = finding
         .neighbors
         .iter()
         .filter(|neighbor| neighbor.flaky)
-        .take(EVIDENCE_SHOWN)
+        .collect();
+    if let Some(category) = finding.category {
+        flaky.sort_by_key(|neighbor| !neighbor.categories.contains(&category));
+    }
+    flaky.into_iter().take(EVIDENCE_SHOWN)
 }
 
 /// How many signals the human, SARIF and GitHub formats name; JSON lists them all.
@@ -73,7 +80,14 @@ fn message(finding: &Finding, separator: &str) -> String {
         sentences.push(format!("Signals: {}.", signals.join(", ")));
     }
     let neighbors: Vec<String> = flaky_neighbors(finding)
-        .map(|neighbor| format!("{} ({})", neighbor.id, neighbor.project))
+        .map(|neighbor| {
+            format!(
+                "{} ({}, similarity {:.2})",
+                neighbor.id,
+                neighbor.project,
+                similarity(neighbor)
+            )
+        })
         .collect();
     if !neighbors.is_empty() {
         sentences.push(format!(
@@ -90,14 +104,9 @@ fn message(finding: &Finding, separator: &str) -> String {
     sentences.join(separator)
 }
 
-/// The hint for a finding's category; a finding without one gets general advice.
-fn hint(category: Option<Category>) -> &'static str {
-    match category {
-        Some(category) => category.fix_hint(),
-        None => {
-            "Consider what the test waits for or shares with other tests (time, threads, network, files, global state), and confirm by rerunning it many times."
-        }
-    }
+/// The hint at a fix for a finding, as every output words it.
+fn hint(finding: &Finding) -> &'static str {
+    crate::analysis::hint(finding.language, finding.category, &finding.signals)
 }
 
 /// "flagged 2 of 41 tests in 12 files ...": one line for people, shared by the human and GitHub
@@ -153,5 +162,63 @@ fn rule_id(category: Option<Category>) -> String {
     match category {
         Some(category) => format!("flakesense/{category}"),
         None => "flakesense/flaky".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::Severity;
+    use crate::check::report::Position;
+    use crate::index::Origin;
+    use crate::language::Language;
+
+    fn neighbor(id: &str, flaky: bool, category: Category, distance: f64) -> Neighbor {
+        Neighbor {
+            model: 0,
+            entry: 0,
+            id: id.to_string(),
+            project: "p".to_string(),
+            flaky,
+            categories: vec![category],
+            origin: Origin::Dataset,
+            path: None,
+            distance,
+            shared_tokens: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_flaky_neighbours_of_the_findings_category_are_shown_first() {
+        let at = Position {
+            line: 1,
+            column: 1,
+            column_utf16: 1,
+        };
+        let finding = Finding {
+            path: "t.py".to_string(),
+            display_path: "t.py".to_string(),
+            language: Language::Python,
+            id: "t.py::test_a".to_string(),
+            name: "test_a".to_string(),
+            start: at,
+            end: at,
+            score: 0.99,
+            severity: Severity::Warning,
+            category: Some(Category::Network),
+            signals: Vec::new(),
+            shared_tokens: Vec::new(),
+            neighbors: vec![
+                neighbor("near-io", true, Category::Io, 0.3),
+                neighbor("stable", false, Category::Network, 0.35),
+                neighbor("far-network", true, Category::Network, 0.5),
+                neighbor("farther-io", true, Category::Io, 0.6),
+                neighbor("farthest-network", true, Category::Network, 0.7),
+            ],
+        };
+        let shown: Vec<&str> = flaky_neighbors(&finding)
+            .map(|neighbor| neighbor.id.as_str())
+            .collect();
+        assert_eq!(shown, ["far-network", "farthest-network", "near-io"]);
     }
 }

@@ -7,8 +7,8 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
-use super::{Report, flaky_neighbors, hint, message, rule_id};
-use crate::analysis::Severity;
+use super::{Report, flaky_neighbors, message, rule_id};
+use crate::analysis::{GENERAL_HINT, Severity, similarity};
 use crate::category::Category;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -70,7 +70,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> 
                         .map(|neighbor| json!({
                             "id": neighbor.id,
                             "project": neighbor.project,
-                            "distance": neighbor.distance,
+                            "similarity": similarity(neighbor),
                         }))
                         .collect::<Vec<_>>(),
                 }
@@ -132,8 +132,8 @@ fn rule(category: Option<Category>) -> Value {
         "shortDescription": { "text": format!("{short}.") },
         "fullDescription": { "text": full },
         "help": {
-            "text": hint(category),
-            "markdown": hint(category),
+            "text": category.map_or(GENERAL_HINT, |category| category.fix_hint(None)),
+            "markdown": category.map_or(GENERAL_HINT, |category| category.fix_hint(None)),
         },
         "defaultConfiguration": { "level": "warning" },
         "properties": {
