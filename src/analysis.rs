@@ -54,7 +54,7 @@ pub fn hint(
 ) -> &'static str {
     signals
         .first()
-        .and_then(|hit| signals::fix(language, &hit.id))
+        .and_then(|hit| signals::fix(language, hit.id))
         .or_else(|| category.map(|category| category.fix_hint(Some(language))))
         .unwrap_or(GENERAL_HINT)
 }
