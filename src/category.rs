@@ -239,9 +239,18 @@ mod tests {
             let rust = category.fix_hint(Some(Rust));
             let python = category.fix_hint(Some(Python));
             let java = category.fix_hint(Some(Java));
-            assert!(!rust.contains("Awaitility") && !rust.contains("@EnabledOnOs"), "{rust}");
-            assert!(!python.contains("try-with-resources") && !python.contains("#[cfg"), "{python}");
-            assert!(!java.contains("pytest") && !java.contains("(Rust)"), "{java}");
+            assert!(
+                !rust.contains("Awaitility") && !rust.contains("@EnabledOnOs"),
+                "{rust}"
+            );
+            assert!(
+                !python.contains("try-with-resources") && !python.contains("#[cfg"),
+                "{python}"
+            );
+            assert!(
+                !java.contains("pytest") && !java.contains("(Rust)"),
+                "{java}"
+            );
         }
     }
 }

@@ -14,11 +14,11 @@ use tower_lsp_server::ls_types::{
     ExecuteCommandParams, LSPAny, MessageType, ShowDocumentParams, Uri,
 };
 
+use crate::analysis::similarity;
 use crate::category::Category;
 use crate::index::{Label, Origin};
 use crate::labels::{self, TestLabel};
 use crate::lsp::analyze::{self, JudgedTest, NeighborLocator, current_analysis, panic_message};
-use crate::analysis::similarity;
 use crate::lsp::session::{ProjectIndexState, Session};
 use crate::workspace;
 
@@ -81,7 +81,10 @@ pub async fn execute_command(
                 None => category.fix_hint(None).to_string(),
             };
             session
-                .show(MessageType::INFO, format!("flakesense ({category}): {hint}"))
+                .show(
+                    MessageType::INFO,
+                    format!("flakesense ({category}): {hint}"),
+                )
                 .await;
             Ok(Some(json!({ "category": category, "hint": hint })))
         }

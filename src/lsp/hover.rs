@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use tower_lsp_server::ls_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
-use crate::lsp::analyze::{JudgedTest, current_analysis};
 use crate::analysis::{hint, similarity};
+use crate::lsp::analyze::{JudgedTest, current_analysis};
 use crate::lsp::session::Session;
 
 pub async fn hover(session: &Arc<Session>, params: HoverParams) -> Option<Hover> {
@@ -92,7 +92,11 @@ pub fn markdown(judged_test: &JudgedTest) -> String {
         );
     }
     if judged_test.severity.is_some() {
-        let hint = hint(judged_test.test.language, prediction.category, &prediction.signals);
+        let hint = hint(
+            judged_test.test.language,
+            prediction.category,
+            &prediction.signals,
+        );
         let _ = write!(text, "\n{hint}\n");
     }
     text
