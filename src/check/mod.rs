@@ -66,6 +66,9 @@ pub struct CheckArgs {
     /// Exit with 0 even when tests are flagged (errors still exit with 2)
     #[arg(long)]
     exit_zero: bool,
+    /// Count the workspace's signal shares without reading or writing .flakesense/cache
+    #[arg(long)]
+    no_cache: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -188,7 +191,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
                 })
                 .reduce(Prevalence::default, Prevalence::merged)
         } else {
-            workspace::prevalence(&workspace_root, &exclude)
+            workspace::prevalence(&workspace_root, &exclude, !args.no_cache)
         });
     }
     let outcomes: Vec<Option<FileOutcome>> = targets

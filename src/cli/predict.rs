@@ -39,6 +39,9 @@ pub struct PredictArgs {
     sigma: Option<f64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Count the workspace's signal shares without reading or writing .flakesense/cache
+    #[arg(long)]
+    no_cache: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -147,7 +150,8 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                 Some(prevalence) => prevalence.clone(),
                 None => {
                     let exclude = Config::load(&root)?.exclude_matcher()?;
-                    let prevalence = Arc::new(workspace::prevalence(&root, &exclude));
+                    let prevalence =
+                        Arc::new(workspace::prevalence(&root, &exclude, !args.no_cache));
                     prevalences.insert(root.clone(), prevalence.clone());
                     prevalence
                 }

@@ -141,7 +141,8 @@ pub async fn read_workspace_tests(session: &Arc<Session>) {
         .begin_progress("flakesense: reading the workspace's tests")
         .await;
     let started = std::time::Instant::now();
-    let counted = tokio::task::spawn_blocking(move || workspace::prevalence(&root, &exclude)).await;
+    let counted =
+        tokio::task::spawn_blocking(move || workspace::prevalence(&root, &exclude, true)).await;
     match counted {
         Ok(prevalence) => {
             let tests: u32 = Language::ALL
