@@ -168,10 +168,14 @@ pub fn prior_opinion(
     evidence.sort_by(|a, b| weight(b).total_cmp(&weight(a)));
     // The cause is the strongest evidence's category.
     let category = evidence.first().map(|hit| hit.category);
-    let opinion = PriorOpinion {
-        score: prior.score(signals, prevalence),
-        category,
-    };
+    let mut score = prior.score(signals, prevalence);
+    if evidence.is_empty() {
+        // A warning names its evidence: with no risk speaking for flakiness (a mitigation the
+        // fit weighed positive, risks weighed negative) the prior says no more than it says of
+        // a test with no signal at all.
+        score = score.min(prior.score(&Signals::default(), prevalence));
+    }
+    let opinion = PriorOpinion { score, category };
     (opinion, evidence)
 }
 

@@ -280,3 +280,31 @@ fn an_unlabelled_twin_does_not_erase_the_evidence_but_a_stable_one_does() {
     // A person who marked the test "not flaky" (or a list of stable tests) decides.
     assert_eq!(with_twin(Label::Stable), 0.0);
 }
+
+#[test]
+fn a_test_with_no_risk_is_never_flagged_whatever_its_mitigations_weigh() {
+    // Every mitigation's own examples: waits on a condition, mocks, fixed clocks, seeded random
+    // generators. Where the catalogue finds no risk in one, there is no evidence to show, so no
+    // shipped model may flag it.
+    let thresholds = Thresholds::default();
+    let mut judged = 0;
+    for language in Language::ALL {
+        let models = shipped(language);
+        for mitigation in signals::catalogue(language).mitigations() {
+            for code in &mitigation.matches {
+                if !signals::detect(language, code).risks.is_empty() {
+                    continue;
+                }
+                let judgement = analysis::judge_code(&models, &thresholds, language, code);
+                assert!(
+                    judgement.score < 0.5,
+                    "{language} {}: {} for\n{code}",
+                    mitigation.id,
+                    judgement.score
+                );
+                judged += 1;
+            }
+        }
+    }
+    assert!(judged >= 5, "only {judged} examples without a risk");
+}
