@@ -125,8 +125,33 @@ async fn two_servers_mark_forty_tests(root: &Path) {
             mark(&mut second, root, 2 * round + 1)
         );
     }
+    // Each running server reads the index the other wrote: the first warns on all 40 tests.
+    let text = std::fs::read_to_string(root.join(TESTS_FILE)).unwrap();
+    first
+        .notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri(root), "version": 2}, "contentChanges": [{"text": text}]}),
+        )
+        .await;
+    let published = first.diagnostics(&uri(root), Some(2)).await;
+    assert_eq!(
+        warned(&published).len(),
+        2 * MARKS_PER_SERVER,
+        "the first server sees the second's marks"
+    );
     first.shutdown_and_exit().await;
     second.shutdown_and_exit().await;
+}
+
+/// The ids of the tests a publication warns on.
+fn warned(published: &Value) -> BTreeSet<String> {
+    published["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|diagnostic| diagnostic["severity"] == 2)
+        .map(|diagnostic| diagnostic["data"]["testId"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn assert_all_marks_kept(root: &Path) {
@@ -153,13 +178,7 @@ async fn assert_restarted_server_and_check_agree(root: &Path) {
         )
         .await;
     let published = client.diagnostics(&uri(root), Some(2)).await;
-    let warned: BTreeSet<String> = published["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|diagnostic| diagnostic["severity"] == 2)
-        .map(|diagnostic| diagnostic["data"]["testId"].as_str().unwrap().to_string())
-        .collect();
+    let warned = warned(&published);
     client.shutdown_and_exit().await;
 
     let output = common::command("flakesense", root)
