@@ -1,0 +1,95 @@
+//! Logistic regression with an L2 penalty and balanced class weights, by Newton's method.
+
+use super::fit::Aggregated;
+use super::sigmoid;
+
+/// Maximum-likelihood logistic regression with an L2 penalty and balanced class weights, by
+/// Newton's method, on sparse rows of `(feature, value)` with their label and count.
+pub(super) fn fit_logistic(rows: &Aggregated, features: usize, penalty: f64) -> (f64, Vec<f64>) {
+    let positives: f64 = rows
+        .iter()
+        .filter(|(_, flaky, _)| *flaky)
+        .map(|(_, _, count)| count)
+        .sum();
+    let total: f64 = rows.iter().map(|(_, _, count)| count).sum();
+    let negatives = total - positives;
+    if positives == 0.0 || negatives == 0.0 {
+        let bias = if positives == 0.0 { -10.0 } else { 10.0 };
+        return (bias, vec![0.0; features]);
+    }
+    let class_weight = |flaky: bool| {
+        if flaky {
+            total / (2.0 * positives)
+        } else {
+            total / (2.0 * negatives)
+        }
+    };
+    // Parameters: bias at 0, weights at 1..=features.
+    let size = features + 1;
+    let mut theta = vec![0.0; size];
+    for _ in 0..50 {
+        let mut gradient = vec![0.0; size];
+        let mut hessian = vec![vec![0.0; size]; size];
+        for (row, flaky, count) in rows {
+            let logit = theta[0] + row.iter().map(|&(i, x)| theta[i + 1] * x).sum::<f64>();
+            let p = sigmoid(logit);
+            let weight = class_weight(*flaky) * count;
+            let residual = weight * (p - if *flaky { 1.0 } else { 0.0 });
+            let curvature = weight * p * (1.0 - p);
+            let active: Vec<(usize, f64)> = std::iter::once((0, 1.0))
+                .chain(row.iter().map(|&(i, x)| (i + 1, x)))
+                .collect();
+            for &(a, x_a) in &active {
+                gradient[a] += residual * x_a;
+                for &(b, x_b) in &active {
+                    hessian[a][b] += curvature * x_a * x_b;
+                }
+            }
+        }
+        for i in 1..size {
+            gradient[i] += penalty * theta[i];
+            hessian[i][i] += penalty;
+        }
+        hessian[0][0] += 1e-9;
+        let Some(step) = solve(hessian, gradient) else {
+            break;
+        };
+        let mut largest = 0.0f64;
+        for (parameter, delta) in theta.iter_mut().zip(&step) {
+            *parameter -= delta;
+            largest = largest.max(delta.abs());
+        }
+        if largest < 1e-10 {
+            break;
+        }
+    }
+    (theta[0], theta[1..].to_vec())
+}
+
+/// Solves `matrix * x = vector` by Gaussian elimination with partial pivoting.
+pub(super) fn solve(mut matrix: Vec<Vec<f64>>, mut vector: Vec<f64>) -> Option<Vec<f64>> {
+    let size = vector.len();
+    for column in 0..size {
+        let pivot = (column..size)
+            .max_by(|&a, &b| matrix[a][column].abs().total_cmp(&matrix[b][column].abs()))?;
+        if matrix[pivot][column].abs() < 1e-12 {
+            return None;
+        }
+        matrix.swap(column, pivot);
+        vector.swap(column, pivot);
+        let pivot_row = matrix[column].clone();
+        for row in column + 1..size {
+            let factor = matrix[row][column] / pivot_row[column];
+            for (entry, pivot_entry) in matrix[row][column..].iter_mut().zip(&pivot_row[column..]) {
+                *entry -= factor * pivot_entry;
+            }
+            vector[row] -= factor * vector[column];
+        }
+    }
+    let mut solution = vec![0.0; size];
+    for row in (0..size).rev() {
+        let known: f64 = (row + 1..size).map(|k| matrix[row][k] * solution[k]).sum();
+        solution[row] = (vector[row] - known) / matrix[row][row];
+    }
+    Some(solution)
+}

@@ -1,0 +1,129 @@
+//! The prior's fit, calibration and solver on small made-up data.
+
+use super::calibration::*;
+use super::regression::*;
+use super::*;
+
+fn example(hits: &[&'static str], flaky: bool, project: &'static str) -> Example<'static> {
+    Example {
+        hits: hits.to_vec(),
+        flaky,
+        categories: &[],
+        project,
+        whole_repository: false,
+    }
+}
+
+#[test]
+fn a_signal_seen_mostly_on_flaky_tests_gets_a_positive_weight() {
+    let mut examples = Vec::new();
+    for project in ["a", "b", "c", "d"] {
+        for i in 0..50 {
+            examples.push(example(&["fixed-sleep"], i % 2 == 0, project));
+            examples.push(example(&[], i % 10 == 0, project));
+            examples.push(example(&["unordered-iteration"], i % 10 == 0, project));
+        }
+    }
+    let prior = SignalPrior::fit(Language::Java, &examples);
+    let unknown = Prevalence::default();
+    assert!(prior.weight("fixed-sleep", &unknown) > 1.0, "{prior:?}");
+    assert!(
+        prior.weight("unordered-iteration", &unknown).abs() < 0.3,
+        "{prior:?}"
+    );
+    let sleep = prior.probability_of(&["fixed-sleep"], &unknown);
+    let nothing = prior.probability_of(&[], &unknown);
+    assert!(sleep > 0.5 && nothing < 0.5, "{sleep} {nothing}");
+    assert!(prior.warning_probability > 0.5 && prior.warning_probability < 1.0);
+}
+
+#[test]
+fn a_signal_common_in_a_project_counts_less_there() {
+    // Where few tests sleep, the sleeping ones are the flaky ones; where every test sleeps,
+    // sleeping says nothing.
+    let mut examples = Vec::new();
+    for project in ["rare-1", "rare-2", "rare-3"] {
+        for i in 0..60 {
+            let sleeps = i % 10 == 0;
+            let flaky = if sleeps { i % 20 == 0 } else { i % 29 == 0 };
+            examples.push(example(
+                if sleeps { &["fixed-sleep"] } else { &[] },
+                flaky,
+                project,
+            ));
+        }
+    }
+    for project in ["common-1", "common-2", "common-3"] {
+        for i in 0..60 {
+            examples.push(example(&["fixed-sleep"], i % 12 == 0, project));
+        }
+    }
+    let prior = SignalPrior::fit(Language::Java, &examples);
+    assert!(
+        prior
+            .share_weights
+            .iter()
+            .any(|(name, weight)| name == "fixed-sleep" && *weight < 0.0),
+        "{prior:?}"
+    );
+    let sleeps = signals::detect(Language::Java, "void t() { Thread.sleep(100); }");
+    let plain = signals::detect(Language::Java, "void t() { assertEquals(1, 1); }");
+    let project = |sleeping: usize| -> Prevalence {
+        (0..100)
+            .map(|i| (Language::Java, if i < sleeping { &sleeps } else { &plain }))
+            .collect()
+    };
+    let (rare, common) = (project(5), project(100));
+    assert!(
+        prior.probability(&sleeps, &rare) > prior.probability(&sleeps, &common) + 0.1,
+        "{} {}",
+        prior.probability(&sleeps, &rare),
+        prior.probability(&sleeps, &common)
+    );
+    assert!(prior.weight("fixed-sleep", &rare) > prior.weight("fixed-sleep", &common));
+    // An unknown project is the typical one: between the two.
+    let typical = prior.share("fixed-sleep", &Prevalence::default());
+    assert!(typical > 0.3 && typical < 0.7, "{typical}");
+    // A single test says little about its project: its share stays near the typical one.
+    let alone: Prevalence = [(Language::Java, &sleeps)].into_iter().collect();
+    let single = prior.share("fixed-sleep", &alone);
+    assert!((single - typical).abs() < 0.1, "{single} {typical}");
+}
+
+#[test]
+fn the_calibration_keeps_its_fixed_points() {
+    assert!((calibrated(0.3, 0.6, 0.8) - 0.25).abs() < 1e-9);
+    assert!((calibrated(0.6, 0.6, 0.8) - 0.5).abs() < 1e-9);
+    assert!((calibrated(0.8, 0.6, 0.8) - 0.95).abs() < 1e-9);
+    assert!((calibrated(1.0, 0.6, 0.8) - 1.0).abs() < 1e-9);
+    assert!(calibrated(0.7, 0.6, 0.8) < calibrated(0.75, 0.6, 0.8));
+    assert_eq!(calibrated(0.0, 0.6, 0.8), 0.0);
+}
+
+#[test]
+fn the_best_threshold_separates_the_classes() {
+    let predictions: Vec<Prediction> = [
+        (0.9, true),
+        (0.85, true),
+        (0.7, false),
+        (0.6, false),
+        (0.55, true),
+        (0.2, false),
+    ]
+    .into_iter()
+    .map(|(probability, flaky)| Prediction {
+        probability,
+        flaky,
+        count: 1.0,
+    })
+    .collect();
+    let (threshold, _) = best_threshold(&predictions, 0.5, matthews).unwrap();
+    assert!(threshold > 0.7 && threshold < 0.85, "{threshold}");
+}
+
+#[test]
+fn the_solver_solves() {
+    let solution = solve(vec![vec![2.0, 1.0], vec![1.0, 3.0]], vec![3.0, 5.0]).unwrap();
+    assert!((solution[0] - 0.8).abs() < 1e-12 && (solution[1] - 1.4).abs() < 1e-12);
+    assert!(solve(vec![vec![0.0, 0.0], vec![0.0, 0.0]], vec![1.0, 1.0]).is_none());
+}
