@@ -86,6 +86,19 @@ nil keeps the value of flakesense.toml, else 0.5."
 nil keeps the value of flakesense.toml, else 7."
   :type '(choice (const :tag "From flakesense.toml, else 7" nil) integer))
 
+(defcustom flakesense-default-models nil
+  "Whether the models shipped inside flakesense judge tests.
+nil keeps the value of flakesense.toml, else on; `off' leaves only
+the project's index and `flakesense-models'."
+  :type '(choice (const :tag "From flakesense.toml, else on" nil)
+                 (const :tag "On" t)
+                 (const :tag "Off" off)))
+
+(defcustom flakesense-debounce-ms nil
+  "Milliseconds of quiet after a keystroke before a file is judged again.
+nil keeps the server's default (300)."
+  :type '(choice (const :tag "The server's default, 300" nil) integer))
+
 (defcustom flakesense-models nil
   "Further model files, added to those of flakesense.toml.
 Relative names are relative to the project root."
@@ -132,6 +145,10 @@ vectors, so that they become JSON arrays."
      (and flakesense-information-threshold
           (list :informationThreshold flakesense-information-threshold))
      (and flakesense-k (list :k flakesense-k))
+     (and flakesense-default-models
+          (list :defaultModels
+                (if (eq flakesense-default-models 'off) :json-false t)))
+     (and flakesense-debounce-ms (list :debounceMs flakesense-debounce-ms))
      (and flakesense-models
           (list :models
                 (vconcat (mapcar (lambda (model) (expand-file-name model root))
@@ -207,6 +224,9 @@ change of `flakesense-eglot-companions' for example."
    `(("flakesense.warningThreshold" flakesense-warning-threshold)
      ("flakesense.informationThreshold" flakesense-information-threshold)
      ("flakesense.k" flakesense-k)
+     ("flakesense.defaultModels"
+      ,(lambda () (plist-get (flakesense-settings) :defaultModels)))
+     ("flakesense.debounceMs" flakesense-debounce-ms)
      ("flakesense.models"
       ,(lambda () (plist-get (flakesense-settings) :models)))
      ("flakesense.exclude"

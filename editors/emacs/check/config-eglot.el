@@ -6,6 +6,7 @@
 (load (getenv "FLAKESENSE_EL"))
 (setq flakesense-warning-threshold 0.9
       flakesense-exclude '("gen/**")
+      flakesense-debounce-ms 50
       flakesense-models '("ci/flaky.idx"))
 (when (equal (getenv "MULTIPLEXER") "none") (setq flakesense-eglot-multiplexer nil))
 (flakesense-eglot-setup)

@@ -12,7 +12,8 @@
       lsp-modeline-diagnostics-enable nil lsp-headerline-breadcrumb-enable nil lsp-lens-enable nil lsp-diagnostics-provider :none)
 (load (getenv "FLAKESENSE_EL"))
 (setq flakesense-warning-threshold 0.9
-      flakesense-exclude '("gen/**"))
+      flakesense-exclude '("gen/**")
+      flakesense-default-models 'off)
 (flakesense-lsp-mode-setup)
 (find-file (getenv "FILE"))
 (lsp)

@@ -84,7 +84,7 @@ config() {
     if judge "$name" "$logs" "$@"; then echo "ok $name"; fi
 }
 
-settings='{"warningThreshold": 0.9, "models": ["'"$work"'/project/ci/flaky.idx"], "exclude": ["gen/**"]}'
+settings='{"warningThreshold": 0.9, "debounceMs": 50, "models": ["'"$work"'/project/ci/flaky.idx"], "exclude": ["gen/**"]}'
 
 environment=()
 if skip_unless "$has_eglot" eglot-rass-java eglot && skip_unless "$has_rass" eglot-rass-java rass; then
@@ -109,9 +109,9 @@ fi
 environment=()
 if skip_unless "$has_lsp_mode" lsp-mode-python lsp-mode; then
     config lsp-mode-python test_order.py config-lsp-mode.el \
-        "log('flakesense', 'initialize')[0]['initializationOptions'] == {'warningThreshold': 0.9, 'exclude': ['gen/**']}" \
+        "log('flakesense', 'initialize')[0]['initializationOptions'] == {'warningThreshold': 0.9, 'defaultModels': False, 'exclude': ['gen/**']}" \
         "len(log('pylsp', 'didOpen')) == 1 and len(log('flakesense', 'didOpen')) == 1" \
-        "[r['result'] for r in log('flakesense', 'response')] == [[{'warningThreshold': 0.9, 'exclude': ['gen/**']}]]" \
+        "[r['result'] for r in log('flakesense', 'response')] == [[{'warningThreshold': 0.9, 'defaultModels': False, 'exclude': ['gen/**']}]]" \
         "log('flakesense', 'executeCommand')[0]['arguments'][1] == 'Test#waits'"
 fi
 
