@@ -52,6 +52,101 @@ pub struct Config {
     /// milliseconds (default 150). Each keystroke within that time restarts the wait.
     #[serde(alias = "debounceMs")]
     pub debounce_ms: Option<u64>,
+    /// How `flakesense confirm` runs tests (the `[confirm]` table). Read from `flakesense.toml`
+    /// only, never from an editor's settings: it names commands to run, and its tables per
+    /// language do not fit an editor's flat settings.
+    #[serde(skip)]
+    pub confirm: Option<ConfirmConfig>,
+}
+
+/// The `[confirm]` table: defaults of `flakesense confirm` and how each language's tests are run.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ConfirmConfig {
+    /// Runs per condition (default 20).
+    pub runs: Option<u32>,
+    /// Seconds one run may take (default 300).
+    pub timeout: Option<u64>,
+    /// The conditions run by default (all five).
+    pub conditions: Option<Vec<String>>,
+    /// A command for the tests of every language, `{tests}` and `{report}` filled in.
+    pub command: Option<String>,
+    pub rust: Option<RunnerConfig>,
+    pub python: Option<RunnerConfig>,
+    pub java: Option<RunnerConfig>,
+}
+
+/// How one language's tests are run; every field optional, the runner detected otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RunnerConfig {
+    /// `cargo` or `nextest` (Rust), `pytest` (Python), `maven`, `gradle` or `junit-console`
+    /// (Java).
+    pub runner: Option<String>,
+    /// A command template holding `{tests}` and `{report}`, run by `sh -c` at the workspace root.
+    pub command: Option<String>,
+    /// For the JUnit Platform console launcher: the test classes and their dependencies,
+    /// relative to the workspace root (`build/classes`, `lib/*`).
+    #[serde(default)]
+    pub classpath: Vec<String>,
+    /// The console launcher's standalone jar (default: Debian's
+    /// `/usr/share/java/junit-platform-console-standalone.jar`).
+    pub launcher: Option<PathBuf>,
+}
+
+impl ConfirmConfig {
+    pub fn for_language(&self, language: crate::language::Language) -> Option<&RunnerConfig> {
+        match language {
+            crate::language::Language::Rust => self.rust.as_ref(),
+            crate::language::Language::Python => self.python.as_ref(),
+            crate::language::Language::Java => self.java.as_ref(),
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.runs == Some(0) {
+            bail!("[confirm] runs must be at least 1");
+        }
+        if self.timeout == Some(0) {
+            bail!("[confirm] timeout must be at least 1 second");
+        }
+        let tables = [
+            ("rust", &self.rust),
+            ("python", &self.python),
+            ("java", &self.java),
+        ];
+        let commands = std::iter::once(("confirm", self.command.as_ref())).chain(
+            tables.iter().map(|(name, table)| {
+                (
+                    *name,
+                    table.as_ref().and_then(|table| table.command.as_ref()),
+                )
+            }),
+        );
+        for (table, command) in commands {
+            if let Some(command) = command
+                && !command.contains("{tests}")
+            {
+                bail!("the command of [{table}] must hold {{tests}}: `{command}`");
+            }
+        }
+        for (name, table) in tables {
+            let known: &[&str] = match name {
+                "rust" => &["cargo", "nextest"],
+                "python" => &["pytest"],
+                _ => &["maven", "gradle", "junit-console"],
+            };
+            if let Some(runner) = table.as_ref().and_then(|table| table.runner.as_deref())
+                && !known.contains(&runner)
+            {
+                bail!(
+                    "[confirm.{name}] runner `{runner}` is not one of {}",
+                    known.join(", ")
+                );
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Config {
@@ -68,8 +163,17 @@ impl Config {
                 return Err(error).with_context(|| format!("cannot read {}", path.display()));
             }
         };
-        let mut config: Config =
+        let mut table: toml::Table =
             toml::from_str(&text).with_context(|| format!("invalid {}", path.display()))?;
+        let confirm = table
+            .remove("confirm")
+            .map(|confirm| confirm.try_into::<ConfirmConfig>())
+            .transpose()
+            .with_context(|| format!("invalid {}: its [confirm] table", path.display()))?;
+        let mut config: Config = toml::Value::Table(table)
+            .try_into()
+            .with_context(|| format!("invalid {}", path.display()))?;
+        config.confirm = confirm;
         config.models = config
             .models
             .into_iter()
@@ -105,6 +209,7 @@ impl Config {
         self.k = other.k.or(self.k);
         self.default_models = other.default_models.or(self.default_models);
         self.debounce_ms = other.debounce_ms.or(self.debounce_ms);
+        self.confirm = other.confirm.or(self.confirm);
         self.models.extend(other.models);
         self.exclude.extend(other.exclude);
         self
@@ -137,6 +242,9 @@ impl Config {
         for pattern in &self.exclude {
             globset::Glob::new(pattern)
                 .with_context(|| format!("invalid exclude pattern `{pattern}`"))?;
+        }
+        if let Some(confirm) = &self.confirm {
+            confirm.validate()?;
         }
         Ok(())
     }
@@ -254,5 +362,25 @@ mod tests {
             Config::from_json(serde_json::Value::Null).unwrap(),
             Config::default()
         );
+    }
+
+    #[test]
+    fn the_confirm_table_comes_from_the_file_only() {
+        let directory = tempfile::tempdir().unwrap();
+        std::fs::write(
+            directory.path().join(CONFIG_FILE),
+            "k = 5\n[confirm]\nruns = 3\n[confirm.python]\ncommand = \"tox -- {tests} --junitxml={report}\"\n",
+        )
+        .unwrap();
+        let config = Config::load(directory.path()).unwrap();
+        assert_eq!(config.k, Some(5));
+        let confirm = config.confirm.as_ref().expect("read");
+        assert_eq!(confirm.runs, Some(3));
+        // An editor's settings keep it: they carry no [confirm] of their own.
+        let merged = config
+            .clone()
+            .merged_with(Config::from_json(serde_json::json!({"k": 7})).unwrap());
+        assert_eq!(merged.confirm, config.confirm);
+        assert!(Config::from_json(serde_json::json!({"confirm": {"runs": 3}})).is_err());
     }
 }

@@ -24,8 +24,9 @@
 //! - [`lsp`] is the language server, the only module that knows the protocol's types;
 //!   [`cli`] is the command line; [`config`] the settings both front ends share; [`files`] reads
 //!   source files from disk; [`line_index`] converts byte offsets to lines and columns.
-//! - [`check`] is `flakesense check` for pre-commit hooks and CI, the only module that knows
-//!   terminals and exit codes.
+//! - [`check`] is `flakesense check` for pre-commit hooks and CI; [`confirm`] is `flakesense
+//!   confirm`, which runs suspected tests under noise, one CPU, no network and twice in one
+//!   process, and learns from what the runs show. These two know terminals and exit codes.
 //!
 //! Nothing in the pipeline performs IO on its own or fails on broken code.
 
@@ -45,6 +46,7 @@ pub mod category;
 pub mod check;
 pub mod cli;
 pub mod config;
+pub mod confirm;
 pub mod context;
 pub mod dataset;
 pub mod embed;

@@ -1,5 +1,5 @@
-//! What the command line writes for a terminal or a pipe: text made safe to print, and the
-//! reader that went away.
+//! What the command line writes for a terminal, a pipe or a CI log: text made safe to print,
+//! the escapes of GitHub Actions' workflow commands, and the reader that went away.
 
 /// True when `error` comes from writing to a reader that went away (`| head`): the command
 /// then ends quietly, with the exit code its work earned.
@@ -34,6 +34,18 @@ pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(escaped)
+}
+
+/// The escapes of a workflow command's message (the runner's `escapeData`).
+pub fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// The escapes of a property value, which also must not hold `:` or `,` (`escapeProperty`).
+pub fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
 #[cfg(test)]

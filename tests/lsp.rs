@@ -481,6 +481,7 @@ async fn code_actions_on_a_flagged_test_and_the_ignore_marker() {
             "Mark as not flaky",
             "Ignore this test (flakesense: ignore)",
             "How to fix async-wait flakiness",
+            "Confirm: run this test 20 times",
         ]
     );
     let mark = action(&actions, "Mark as flaky");
@@ -549,7 +550,10 @@ async fn code_actions_on_a_flagged_test_and_the_ignore_marker() {
 
     // A stable test may still be marked flaky by someone who knows better, and nothing else.
     let actions = code_actions(&mut client, &uri, &text, "computesOrderTotal", json!([])).await;
-    assert_eq!(titles(&actions), ["Mark as flaky"]);
+    assert_eq!(
+        titles(&actions),
+        ["Mark as flaky", "Confirm: run this test 20 times"]
+    );
 }
 
 #[tokio::test]

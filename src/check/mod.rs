@@ -144,7 +144,57 @@ struct FileOutcome {
     too_many_tests: Option<Incomplete>,
 }
 
+impl CheckArgs {
+    /// The tests of `paths` (the whole workspace when empty), or only those the staged change or
+    /// the change since `diff_base` adds or modifies among them, judged with the shipped models,
+    /// the project index and `flakesense.toml`; a test is flagged above `sigma`. What `confirm`
+    /// chooses its tests from.
+    pub fn selection(
+        paths: Vec<PathBuf>,
+        staged: bool,
+        diff_base: Option<String>,
+        sigma: Option<f64>,
+    ) -> CheckArgs {
+        CheckArgs {
+            paths,
+            staged,
+            diff_base,
+            models: Vec::new(),
+            no_default_models: false,
+            sigma,
+            k: None,
+            format: Format::Human,
+            exit_zero: false,
+            no_cache: false,
+        }
+    }
+}
+
 pub fn run(args: CheckArgs) -> Result<ExitCode> {
+    let report = judge(&args)?;
+    let colour = std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+    let mut out = std::io::stdout().lock();
+    let written = format::write(args.format, &report, &mut out, colour)
+        .and_then(|()| out.flush().map_err(anyhow::Error::from));
+    match written {
+        // A reader that stopped early (`| head`) wanted no more; the verdict stands.
+        Err(error) if crate::terminal::is_broken_pipe(&error) => {}
+        written => written?,
+    }
+
+    Ok(if report.summary.errors() > 0 {
+        ExitCode::from(EXIT_ERROR)
+    } else if report.summary.flagged > 0 && !args.exit_zero {
+        ExitCode::from(EXIT_FLAGGED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Judges the tests the arguments name and reports the flagged ones, with what was skipped on
+/// standard error.
+pub fn judge(args: &CheckArgs) -> Result<Report> {
     let started = Instant::now();
     let current = std::env::current_dir().context("cannot read the current directory")?;
     let named: Vec<PathBuf> = args
@@ -163,13 +213,13 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         changes: Changes::All,
     };
     let exclude = config.exclude_matcher()?;
-    let mut models = ModelSet::load(&args, &config, &workspace_root)?;
+    let mut models = ModelSet::load(args, &config, &workspace_root)?;
 
     let Collected {
         targets,
         mut skipped,
         changes,
-    } = collect(&args, &named, &workspace_root, &exclude, &current)?;
+    } = collect(args, &named, &workspace_root, &exclude, &current)?;
     let whole_workspace = named.is_empty() && changes == Changes::All;
     settings.changes = changes;
 
@@ -248,29 +298,10 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     }
     summary.flagged = findings.len();
     summary.skipped = skipped;
-    let report = Report {
+    Ok(Report {
         settings,
         findings,
         summary,
-    };
-
-    let colour = std::io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-    let mut out = std::io::stdout().lock();
-    let written = format::write(args.format, &report, &mut out, colour)
-        .and_then(|()| out.flush().map_err(anyhow::Error::from));
-    match written {
-        // A reader that stopped early (`| head`) wanted no more; the verdict stands.
-        Err(error) if crate::terminal::is_broken_pipe(&error) => {}
-        written => written?,
-    }
-
-    Ok(if report.summary.errors() > 0 {
-        ExitCode::from(EXIT_ERROR)
-    } else if report.summary.flagged > 0 && !args.exit_zero {
-        ExitCode::from(EXIT_FLAGGED)
-    } else {
-        ExitCode::SUCCESS
     })
 }
 

@@ -113,7 +113,7 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub(super) fn errors(&self) -> usize {
+    pub fn errors(&self) -> usize {
         self.skipped
             .iter()
             .filter(|skipped| skipped.kind.is_error())

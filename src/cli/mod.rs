@@ -40,6 +40,8 @@ enum Command {
     },
     /// Report likely flaky tests of a tree or a change, for pre-commit hooks and CI
     Check(crate::check::CheckArgs),
+    /// Run suspected tests under noise, one CPU, no network and twice in one process
+    Confirm(crate::confirm::ConfirmArgs),
     /// List the flakiness signals flakesense looks for; with an id, what it matches, why, an example and the fix
     Signals(signals::SignalsArgs),
 }
@@ -99,6 +101,7 @@ pub fn run() -> ExitCode {
         Command::Predict(args) => predict::run(args),
         Command::Serve { .. } => crate::lsp::run_stdio(),
         Command::Check(args) => crate::check::run(args),
+        Command::Confirm(args) => crate::confirm::run(args),
         Command::Signals(args) => signals::run(args),
     };
     match result {

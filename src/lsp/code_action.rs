@@ -33,6 +33,7 @@ pub async fn code_action(
     let uri = params.text_document.uri;
     let current = current_analysis(session, &uri).await?;
     let encoding = session.state().encoding;
+    let runs = crate::lsp::confirm::runs(session);
     let cursor = current.text_lines().byte_range(params.range, encoding);
     // Every test the selection touches, or the one the cursor is in.
     let actions: Vec<CodeActionOrCommand> = current
@@ -57,7 +58,9 @@ pub async fn code_action(
                 })
                 .cloned()
                 .collect();
-            actions_for_test(&uri, &current, judged, diagnostics, encoding)
+            let mut actions = actions_for_test(&uri, &current, judged, diagnostics, encoding);
+            actions.push(confirm_action(&uri, judged, runs));
+            actions
         })
         .map(CodeActionOrCommand::CodeAction)
         .collect();
@@ -132,6 +135,27 @@ fn actions_for_test(
         }
     }
     actions
+}
+
+/// "Confirm: run this test N times": runs in the background (see `lsp::confirm`).
+fn confirm_action(uri: &Uri, judged: &JudgedTest, runs: u32) -> CodeAction {
+    let title = format!(
+        "Confirm: run this test {runs} time{}",
+        if runs == 1 { "" } else { "s" }
+    );
+    CodeAction {
+        title: title.clone(),
+        command: Some(Command {
+            title,
+            command: crate::lsp::confirm::CONFIRM.to_string(),
+            arguments: Some(vec![
+                json!(uri.as_str()),
+                json!(judged.test.id),
+                json!(runs),
+            ]),
+        }),
+        ..CodeAction::default()
+    }
 }
 
 /// Inserts the ignore marker on its own line above the test (above its annotations), indented

@@ -5,6 +5,7 @@
 //! - `flakesense.markNotFlaky` (document URI, test id)
 //! - `flakesense.showSimilar` (document URI, test id)
 //! - `flakesense.showFixHint` (category name)
+//! - `flakesense.confirm` (document URI, test id, optional runs): see [`crate::lsp::confirm`]
 
 use std::sync::Arc;
 
@@ -27,7 +28,13 @@ pub const MARK_NOT_FLAKY: &str = "flakesense.markNotFlaky";
 pub const SHOW_SIMILAR: &str = "flakesense.showSimilar";
 pub const SHOW_FIX_HINT: &str = "flakesense.showFixHint";
 
-pub const COMMANDS: [&str; 4] = [MARK_FLAKY, MARK_NOT_FLAKY, SHOW_SIMILAR, SHOW_FIX_HINT];
+pub const COMMANDS: [&str; 5] = [
+    MARK_FLAKY,
+    MARK_NOT_FLAKY,
+    SHOW_SIMILAR,
+    SHOW_FIX_HINT,
+    crate::lsp::confirm::CONFIRM,
+];
 
 pub async fn execute_command(
     session: &Arc<Session>,
@@ -87,6 +94,13 @@ pub async fn execute_command(
                 )
                 .await;
             Ok(Some(json!({ "category": category, "hint": hint })))
+        }
+        crate::lsp::confirm::CONFIRM => {
+            let runs = arguments
+                .get(2)
+                .and_then(Value::as_u64)
+                .map(|runs| runs.clamp(1, 10_000) as u32);
+            crate::lsp::confirm::start(session, uri()?, &text_argument(1, "test id")?, runs).await
         }
         other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
     }

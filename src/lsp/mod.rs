@@ -23,6 +23,7 @@
 
 mod analyze;
 mod code_action;
+mod confirm;
 mod diagnostics;
 mod did_change;
 mod did_change_configuration;
@@ -119,6 +120,7 @@ impl LanguageServer for FlakesenseServer {
 
     async fn shutdown(&self) -> Result<()> {
         self.session.cancel_all_analyses();
+        confirm::stop_all(Some(&self.session)).await;
         Ok(())
     }
 
@@ -195,7 +197,12 @@ pub fn run_stdio() -> anyhow::Result<ExitCode> {
         .thread_name("flakesense-lsp")
         .build()
         .map_err(|error| anyhow::anyhow!("cannot start the language server's runtime: {error}"))?;
-    let outcome = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    let outcome = runtime.block_on(async {
+        let outcome = serve(tokio::io::stdin(), tokio::io::stdout()).await;
+        // A client that left without `shutdown` leaves no test process behind either.
+        confirm::stop_all(None).await;
+        outcome
+    });
     // Analyses still running in blocking threads are abandoned, not awaited: the client is gone.
     runtime.shutdown_background();
     Ok(ExitCode::from(outcome.exit_code()))

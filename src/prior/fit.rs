@@ -213,13 +213,14 @@ pub(super) fn design(
 /// Identical rows of the same label, counted: most tests have the same few signals, so a fit
 /// over distinct rows is many times faster than one over tests.
 pub(super) type Aggregated = Vec<(Vec<(usize, f64)>, bool, f64)>;
-/// Rows by their rounded features and label: the summed features and weight.
-type Counts = BTreeMap<(Vec<(usize, u64)>, bool), (Vec<(usize, f64)>, f64)>;
+
+/// A row by the bits of its values, and its label: what identical rows share.
+type RowKey = (Vec<(usize, u64)>, bool);
 
 pub(super) fn aggregate<'r, 'e: 'r>(
     rows: impl Iterator<Item = (&'r Vec<(usize, f64)>, &'r Group<'e>)>,
 ) -> Aggregated {
-    let mut counts: Counts = BTreeMap::new();
+    let mut counts: BTreeMap<RowKey, (Vec<(usize, f64)>, f64)> = BTreeMap::new();
     for (row, group) in rows {
         let key = (
             row.iter().map(|&(i, x)| (i, x.to_bits())).collect(),

@@ -133,9 +133,6 @@ fn read_small_regular_file(path: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// A `conftest.py` as last read: its stamp, and its parse unless it could not be read.
-type ParsedConftest = (Stamp, Option<Arc<ParsedFile>>);
-
 /// The `conftest.py` files of a workspace, each read and parsed once however many test files
 /// take fixtures from it, and again when its size or modification time changes (the language
 /// server keeps one for its whole life). Files that cannot be read, or are not UTF-8, are passed
@@ -143,8 +140,11 @@ type ParsedConftest = (Stamp, Option<Arc<ParsedFile>>);
 #[derive(Debug)]
 struct Conftests {
     root: PathBuf,
-    parsed: Mutex<HashMap<String, ParsedConftest>>,
+    parsed: Mutex<HashMap<String, Parsed>>,
 }
+
+/// A conftest file as last read: when, and what it held.
+type Parsed = (Stamp, Option<Arc<ParsedFile>>);
 
 /// What tells a file changed: its length and modification time (none: it does not exist).
 type Stamp = Option<(u64, Option<std::time::SystemTime>)>;

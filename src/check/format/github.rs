@@ -6,6 +6,7 @@ use std::io::{self, Write};
 
 use super::{Report, hint, message, summary_line, verdict};
 use crate::analysis::Severity;
+use crate::terminal::{escape_data, escape_property};
 
 pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     for finding in &report.findings {
@@ -30,18 +31,6 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     writeln!(out, "{}", summary_line(report))
-}
-
-/// The escapes of a workflow command's message (the runner's `escapeData`).
-fn escape_data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// The escapes of a property value, which also must not hold `:` or `,` (`escapeProperty`).
-fn escape_property(text: &str) -> String {
-    escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
 #[cfg(test)]

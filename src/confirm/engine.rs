@@ -1,0 +1,310 @@
+//! Running the chosen tests: each project's tests with their runner, `runs` times under each
+//! condition, conditions interleaved run by run so that the machine's own load falls on all of
+//! them alike. The command line, the language server and the benchmark all run tests here.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+
+use super::choose::ChosenTest;
+use super::condition::{Condition, Host};
+use super::outcome::CaseResult;
+use super::process::{self, Stop, Stopped};
+use super::runner::{self, Prepared, Runner};
+use super::verdict::{self, Tally, TestVerdict};
+use crate::config::ConfirmConfig;
+
+/// The default runs per condition.
+pub const DEFAULT_RUNS: u32 = 20;
+/// The default time one run may take.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How many times, under what, and for how long.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub runs: u32,
+    pub conditions: Vec<Condition>,
+    pub timeout: Duration,
+}
+
+impl Settings {
+    /// The settings of the `[confirm]` table, defaults filled in.
+    pub fn from_config(config: Option<&ConfirmConfig>) -> Result<Settings> {
+        let conditions = match config.and_then(|config| config.conditions.as_ref()) {
+            Some(names) => Condition::parse_list(&names.join(","))
+                .map_err(|error| anyhow::anyhow!("[confirm] conditions: {error}"))?,
+            None => Condition::ALL.to_vec(),
+        };
+        Ok(Settings {
+            runs: config
+                .and_then(|config| config.runs)
+                .unwrap_or(DEFAULT_RUNS),
+            conditions,
+            timeout: config
+                .and_then(|config| config.timeout)
+                .map_or(DEFAULT_TIMEOUT, Duration::from_secs),
+        })
+    }
+}
+
+/// Where the runs are, after each one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+    pub runner: &'static str,
+    pub condition: Condition,
+    pub run: u32,
+}
+
+/// The tests of one project and their runner.
+struct Group {
+    runner: Runner,
+    tests: Vec<usize>,
+}
+
+/// What the runs said: a verdict per chosen test, in their order, and the runner of each.
+#[derive(Debug, Clone)]
+pub struct Confirmation {
+    pub verdicts: Vec<TestVerdict>,
+    pub runners: Vec<Option<&'static str>>,
+}
+
+/// Runs the tests. `Ok(Err(Stopped))` when the stop was requested: every child was ended and
+/// nothing of the runs is returned.
+pub fn confirm(
+    root: &Path,
+    tests: &[ChosenTest],
+    config: Option<&ConfirmConfig>,
+    settings: &Settings,
+    host: &Host,
+    stop: &Stop,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<std::result::Result<Confirmation, Stopped>> {
+    let mut verdicts: Vec<Option<TestVerdict>> = vec![None; tests.len()];
+    let mut runners: Vec<Option<&'static str>> = vec![None; tests.len()];
+    let mut groups: Vec<Group> = Vec::new();
+    for (position, test) in tests.iter().enumerate() {
+        match runner::detect(test, root, config) {
+            Ok(runner) => {
+                runners[position] = Some(runner.name());
+                match groups.iter_mut().find(|group| group.runner == runner) {
+                    Some(group) => group.tests.push(position),
+                    None => groups.push(Group {
+                        runner,
+                        tests: vec![position],
+                    }),
+                }
+            }
+            Err(error) => verdicts[position] = Some(TestVerdict::not_run(format!("{error:#}"))),
+        }
+    }
+    let scratch = tempfile::Builder::new()
+        .prefix("flakesense-confirm-")
+        .tempdir()
+        .context("cannot make a scratch directory for the runs")?;
+    let mut prepared: Vec<Option<Prepared>> = Vec::new();
+    for (index, group) in groups.iter().enumerate() {
+        let group_scratch = scratch.path().join(format!("group-{index}"));
+        std::fs::create_dir_all(&group_scratch)?;
+        let members: Vec<&ChosenTest> = group.tests.iter().map(|&test| &tests[test]).collect();
+        match group
+            .runner
+            .prepare(&members, &settings.conditions, root, &group_scratch, stop)
+        {
+            Ok(ready) => prepared.push(Some(ready)),
+            Err(_) if stop.is_requested() => return Ok(Err(Stopped)),
+            Err(error) => {
+                for &test in &group.tests {
+                    verdicts[test] = Some(TestVerdict::not_run(format!(
+                        "{} could not run it: {error:#}",
+                        group.runner.name()
+                    )));
+                }
+                prepared.push(None);
+            }
+        }
+    }
+    // Per group, per condition: why it cannot run, or `None`.
+    let unavailable: Vec<Vec<Option<String>>> = groups
+        .iter()
+        .zip(&prepared)
+        .map(|(group, ready)| {
+            settings
+                .conditions
+                .iter()
+                .map(|&condition| {
+                    host.unavailable(condition)
+                        .or_else(|| group.runner.unavailable(condition))
+                        .or_else(|| {
+                            ready
+                                .as_ref()
+                                .and_then(|ready| ready.unavailable(condition))
+                        })
+                })
+                .collect()
+        })
+        .collect();
+    let total: u64 = groups
+        .iter()
+        .zip(&prepared)
+        .zip(&unavailable)
+        .filter(|((_, ready), _)| ready.is_some())
+        .map(|(_, unavailable)| {
+            unavailable.iter().filter(|reason| reason.is_none()).count() as u64
+                * u64::from(settings.runs)
+        })
+        .sum();
+    let mut done = 0u64;
+    for (index, ((group, ready), unavailable)) in
+        groups.iter().zip(&prepared).zip(&unavailable).enumerate()
+    {
+        let Some(ready) = ready else {
+            continue;
+        };
+        let mut tallies: Vec<Vec<Tally>> = group
+            .tests
+            .iter()
+            .map(|_| {
+                settings
+                    .conditions
+                    .iter()
+                    .zip(unavailable)
+                    .map(|(&condition, reason)| Tally::new(condition, reason.clone()))
+                    .collect()
+            })
+            .collect();
+        let mut failed_to_run = None;
+        'runs: for run in 1..=settings.runs {
+            for (slot, &condition) in settings.conditions.iter().enumerate() {
+                if unavailable[slot].is_some() {
+                    continue;
+                }
+                let directory = scratch
+                    .path()
+                    .join(format!("group-{index}/{condition}-{run}"));
+                let results = match run_once(ready, condition, &directory, host, settings, stop) {
+                    Ok(Ok(results)) => results,
+                    Ok(Err(Stopped)) => return Ok(Err(Stopped)),
+                    // The runner cannot be started at all (not installed): its tests are not run.
+                    Err(error) => {
+                        failed_to_run = Some(error);
+                        break 'runs;
+                    }
+                };
+                for (test, (results, timed_out)) in results.into_iter().enumerate() {
+                    tallies[test][slot].record(&results, timed_out);
+                }
+                done += 1;
+                progress(&Progress {
+                    done,
+                    total,
+                    runner: group.runner.name(),
+                    condition,
+                    run,
+                });
+            }
+        }
+        for (&test, tallies) in group.tests.iter().zip(tallies) {
+            verdicts[test] = Some(match &failed_to_run {
+                Some(error) => TestVerdict::not_run(format!(
+                    "{} could not run it: {error:#}",
+                    group.runner.name()
+                )),
+                None => verdict::judge(tallies, &tests[test].suspected_causes()),
+            });
+        }
+    }
+    Ok(Ok(Confirmation {
+        verdicts: verdicts
+            .into_iter()
+            .map(|verdict| verdict.unwrap_or_else(|| TestVerdict::not_run("not run".to_string())))
+            .collect(),
+        runners,
+    }))
+}
+
+/// Per test of a group, its results in one run and, when the run timed out, after how many
+/// seconds.
+type RunResults = Vec<(Vec<CaseResult>, Option<u64>)>;
+
+/// One run of a group under a condition: per test, its results and, when the run timed out,
+/// after how many seconds.
+fn run_once(
+    prepared: &Prepared,
+    condition: Condition,
+    directory: &Path,
+    host: &Host,
+    settings: &Settings,
+    stop: &Stop,
+) -> Result<std::result::Result<RunResults, Stopped>> {
+    std::fs::create_dir_all(directory)
+        .with_context(|| format!("cannot create {}", directory.display()))?;
+    let report = directory.join("report");
+    std::fs::create_dir_all(&report)?;
+    let started = SystemTime::now();
+    let mut finished = Vec::new();
+    for (step, invocation) in prepared.invocations(condition, &report).iter().enumerate() {
+        let logs: PathBuf = directory.join(format!("step-{step}"));
+        match process::execute(invocation, condition, host, settings.timeout, &logs, stop)? {
+            Ok(done) => finished.push(done),
+            Err(Stopped) => return Ok(Err(Stopped)),
+        }
+    }
+    let timed_out = finished
+        .iter()
+        .any(|finished| finished.timed_out)
+        .then_some(settings.timeout.as_secs());
+    Ok(Ok(prepared
+        .assign(condition, &report, started, &finished)
+        .into_iter()
+        .map(|results| (results, timed_out))
+        .collect()))
+}
+
+/// Runs one test under one condition until it first fails, at most `cap` times: the number of
+/// the failing run, or `None` when every run passed (or gave no result). What the benchmark
+/// measures, after Shaker: how many runs a condition needs to expose a flaky test.
+pub fn runs_until_failure(
+    root: &Path,
+    test: &ChosenTest,
+    config: Option<&ConfirmConfig>,
+    condition: Condition,
+    cap: u32,
+    host: &Host,
+    stop: &Stop,
+) -> Result<std::result::Result<Option<u32>, Stopped>> {
+    let runner = runner::detect(test, root, config)?;
+    if let Some(reason) = host
+        .unavailable(condition)
+        .or_else(|| runner.unavailable(condition))
+    {
+        anyhow::bail!("{condition} is unavailable: {reason}");
+    }
+    let scratch = tempfile::Builder::new()
+        .prefix("flakesense-confirm-")
+        .tempdir()?;
+    let prepared = runner.prepare(&[test], &[condition], root, scratch.path(), stop)?;
+    let settings = Settings {
+        runs: cap,
+        conditions: vec![condition],
+        timeout: DEFAULT_TIMEOUT,
+    };
+    for run in 1..=cap {
+        let directory = scratch.path().join(format!("{condition}-{run}"));
+        let results = match run_once(&prepared, condition, &directory, host, &settings, stop)? {
+            Ok(results) => results,
+            Err(Stopped) => return Ok(Err(Stopped)),
+        };
+        let (results, timed_out) = &results[0];
+        let failed = timed_out.is_some()
+            || results
+                .iter()
+                .any(|result| result.outcome == super::outcome::Outcome::Failed);
+        if failed {
+            return Ok(Ok(Some(run)));
+        }
+    }
+    Ok(Ok(None))
+}

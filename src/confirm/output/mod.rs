@@ -1,0 +1,107 @@
+//! The report formats of `flakesense confirm`, those of `check`: human, JSON, SARIF and GitHub
+//! workflow commands, one file each, and the wording they share.
+
+mod github;
+mod human;
+mod json;
+mod sarif;
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use super::choose::ChosenTest;
+use super::engine::{Confirmation, Settings};
+use super::record::Recorded;
+use super::verdict::{self, TestVerdict, Verdict};
+use crate::check::{Changes, Format};
+
+/// Everything a format needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Report<'a> {
+    pub settings: &'a Settings,
+    pub changes: &'a Changes,
+    pub tests: &'a [ChosenTest],
+    pub confirmation: &'a Confirmation,
+    /// Remarks on the choice of tests.
+    pub notes: &'a [String],
+    pub recorded: Option<&'a Recorded>,
+}
+
+impl Report<'_> {
+    /// Each test with its verdict and runner.
+    fn entries(&self) -> impl Iterator<Item = (&ChosenTest, &TestVerdict, Option<&'static str>)> {
+        self.tests
+            .iter()
+            .zip(&self.confirmation.verdicts)
+            .zip(&self.confirmation.runners)
+            .map(|((test, verdict), runner)| (test, verdict, *runner))
+    }
+
+    pub fn count(&self, wanted: Verdict) -> usize {
+        self.confirmation
+            .verdicts
+            .iter()
+            .filter(|verdict| verdict.verdict == wanted)
+            .count()
+    }
+}
+
+pub fn write(format: Format, report: &Report, out: &mut dyn Write, colour: bool) -> Result<()> {
+    match format {
+        Format::Human => human::write(report, out, colour)?,
+        Format::Json => json::write(report, out)?,
+        Format::Sarif => sarif::write(report, out)?,
+        Format::Github => github::write(report, out)?,
+    }
+    Ok(())
+}
+
+/// "flaky (network): failed 3 of 3 runs offline", "no flakiness seen in 12 runs", ...
+fn headline(verdict: &TestVerdict) -> String {
+    match verdict.verdict {
+        Verdict::Flaky => format!(
+            "flaky ({}): {}",
+            verdict
+                .category
+                .map_or("cause unknown", |category| category.name()),
+            verdict::evidence(verdict)
+        ),
+        Verdict::Broken => format!("broken, not flaky: failed all {} runs", verdict.failed),
+        Verdict::NoFlakinessSeen => format!("no flakiness seen in {} runs", verdict.passed),
+        Verdict::NotRun => format!(
+            "not run: {}",
+            verdict.error.as_deref().unwrap_or("no result")
+        ),
+    }
+}
+
+/// One line for people, shared by the human and GitHub formats.
+fn summary_line(report: &Report) -> String {
+    let tests = report.tests.len();
+    let conditions: Vec<&str> = report
+        .settings
+        .conditions
+        .iter()
+        .map(|condition| condition.name())
+        .collect();
+    let mut line = format!(
+        "{} of {tests} test{} confirmed flaky ({} run{} under each of {})",
+        report.count(Verdict::Flaky),
+        if tests == 1 { "" } else { "s" },
+        report.settings.runs,
+        if report.settings.runs == 1 { "" } else { "s" },
+        conditions.join(", ")
+    );
+    for (verdict, words) in [
+        (Verdict::Broken, "broken"),
+        (Verdict::NoFlakinessSeen, "with no flakiness seen"),
+        (Verdict::NotRun, "not run"),
+    ] {
+        let count = report.count(verdict);
+        if count > 0 {
+            line.push_str(&format!("; {count} {words}"));
+        }
+    }
+    line
+}

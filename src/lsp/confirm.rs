@@ -1,0 +1,347 @@
+//! `flakesense.confirm` (document URI, test id, optional runs): the code action "Confirm: run
+//! this test N times". The runs go on in a blocking thread of their own, reported as
+//! `$/progress`, while the server keeps answering; the verdict is shown to the user
+//! (`window/showMessage`, with every condition's counts in the log) and returned to nobody: the
+//! command answers as soon as the runs start.
+//!
+//! One confirmation runs at a time (the noise of one would fall on the other's runs). Shutting
+//! the server down ends every run's process group.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::{LSPAny, MessageType, ProgressToken, Uri};
+
+use crate::confirm::choose::ChosenTest;
+use crate::confirm::condition::{Condition, Host};
+use crate::confirm::engine::{self, Settings};
+use crate::confirm::process::Stop;
+use crate::confirm::verdict::{self, TestVerdict, Verdict};
+use crate::line_index::ColumnUnit;
+use crate::lsp::analyze::current_analysis;
+use crate::lsp::session::{CLIENT_ANSWER_TIMEOUT, Session, file_path};
+
+pub const CONFIRM: &str = "flakesense.confirm";
+
+/// The confirmations under way: the session they belong to (its address), how to stop them, and
+/// whether they are done.
+struct Running {
+    session: usize,
+    stop: Stop,
+    done: Arc<AtomicBool>,
+}
+
+static RUNNING: Mutex<Vec<Running>> = Mutex::new(Vec::new());
+/// One confirmation at a time, in the whole process.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(0);
+
+/// How long shutting down waits for the runs to end their process groups.
+const STOP_WAIT: Duration = Duration::from_secs(3);
+
+fn session_key(session: &Arc<Session>) -> usize {
+    Arc::as_ptr(session) as usize
+}
+
+/// The runs settings say for the editor: `runs` of `[confirm]`, else 20.
+pub fn runs(session: &Session) -> u32 {
+    session
+        .state()
+        .config
+        .confirm
+        .as_ref()
+        .and_then(|confirm| confirm.runs)
+        .unwrap_or(engine::DEFAULT_RUNS)
+}
+
+/// Starts confirming a test of an open document; answers once the runs have started.
+pub async fn start(
+    session: &Arc<Session>,
+    uri: Uri,
+    test_id: &str,
+    runs: Option<u32>,
+) -> Result<Option<LSPAny>> {
+    let current = current_analysis(session, &uri)
+        .await
+        .ok_or_else(|| Error::invalid_params(format!("{} is not open", uri.as_str())))?;
+    let judged =
+        current.analysis.test(test_id).cloned().ok_or_else(|| {
+            Error::invalid_params(format!("no test `{test_id}` in {}", uri.as_str()))
+        })?;
+    let (root, relative, config) = {
+        let state = session.state();
+        (
+            state.root.clone(),
+            state.relative_path(&uri),
+            state.config.confirm.clone(),
+        )
+    };
+    let (Some(root), Some(file)) = (root, file_path(&uri)) else {
+        return Err(Error::invalid_params(
+            "confirming a test needs a workspace folder and a file on disk",
+        ));
+    };
+    let mut settings = Settings::from_config(config.as_ref())
+        .map_err(|error| Error::invalid_params(format!("{error:#}")))?;
+    settings.runs = runs.unwrap_or(settings.runs).max(1);
+    // Read off the server's threads: a file on a slow disk must not hold up typing.
+    let unsaved = tokio::fs::read_to_string(&file)
+        .await
+        .is_ok_and(|saved| saved != current.text);
+    let (line, column) = current.lines.position(
+        &current.text,
+        judged.test.name_range.start,
+        ColumnUnit::Char,
+    );
+    let prediction = &judged.judged.prediction;
+    let test = ChosenTest {
+        file,
+        path: relative,
+        line: line + 1,
+        column: column + 1,
+        score: Some(prediction.score),
+        predicted: prediction.category,
+        signals: prediction.signals.iter().map(|hit| hit.category).collect(),
+        test: judged.test.clone(),
+    };
+    let stop = Stop::new();
+    let done = Arc::new(AtomicBool::new(false));
+    RUNNING
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(Running {
+            session: session_key(session),
+            stop: stop.clone(),
+            done: done.clone(),
+        });
+    let answer = json!({
+        "testId": test_id,
+        "runs": settings.runs,
+        "conditions": settings.conditions,
+        "unsaved": unsaved,
+    });
+    let session = session.clone();
+    tokio::spawn(async move {
+        confirm(&session, root, test, config, settings, unsaved, stop).await;
+        done.store(true, Ordering::SeqCst);
+        RUNNING
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|running| !Arc::ptr_eq(&running.done, &done));
+    });
+    Ok(Some(answer))
+}
+
+/// Runs the confirmation and tells the user what it showed.
+async fn confirm(
+    session: &Arc<Session>,
+    root: PathBuf,
+    test: ChosenTest,
+    config: Option<crate::config::ConfirmConfig>,
+    settings: Settings,
+    unsaved: bool,
+    stop: Stop,
+) {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
+    let id = test.test.id.clone();
+    if stop.is_requested() {
+        return;
+    }
+    let progress = begin_progress(session, &format!("flakesense: confirming {id}")).await;
+    if unsaved {
+        session
+            .show(
+                MessageType::WARNING,
+                format!("flakesense: {id} has unsaved changes; the saved file is run"),
+            )
+            .await;
+    }
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let worker = {
+        let (root, test, stop) = (root.clone(), test.clone(), stop.clone());
+        tokio::task::spawn_blocking(move || {
+            let host = if settings.conditions.contains(&Condition::Offline) {
+                Host::probe()
+            } else {
+                Host::plain()
+            };
+            engine::confirm(
+                &root,
+                std::slice::from_ref(&test),
+                config.as_ref(),
+                &settings,
+                &host,
+                &stop,
+                &mut |progress| {
+                    let _ = sender.send(progress.clone());
+                },
+            )
+        })
+    };
+    let mut last_report = Instant::now() - Duration::from_secs(1);
+    while let Some(update) = receiver.recv().await {
+        // A report per run is plenty; a client need not redraw more than a few times a second.
+        if let Some(progress) = &progress
+            && (last_report.elapsed() >= Duration::from_millis(200) || update.done == update.total)
+        {
+            let percentage = (update.done * 100 / update.total.max(1)) as u32;
+            progress
+                .report_with_message(
+                    format!(
+                        "{} run {} ({}/{})",
+                        update.condition, update.run, update.done, update.total
+                    ),
+                    percentage,
+                )
+                .await;
+            last_report = Instant::now();
+        }
+    }
+    let outcome = worker.await;
+    if let Some(progress) = progress {
+        progress.finish().await;
+    }
+    let verdict = match outcome {
+        Ok(Ok(Ok(confirmation))) => confirmation.verdicts.into_iter().next(),
+        Ok(Ok(Err(_))) => {
+            session
+                .log(MessageType::INFO, format!("confirming {id} was stopped"))
+                .await;
+            return;
+        }
+        Ok(Err(error)) => {
+            session
+                .show(
+                    MessageType::ERROR,
+                    format!("flakesense: confirming {id} failed: {error:#}"),
+                )
+                .await;
+            return;
+        }
+        Err(error) => {
+            session
+                .log(
+                    MessageType::ERROR,
+                    format!("confirming {id} failed: {error}"),
+                )
+                .await;
+            return;
+        }
+    };
+    let Some(verdict) = verdict else {
+        return;
+    };
+    let level = match verdict.verdict {
+        Verdict::Flaky => MessageType::WARNING,
+        Verdict::Broken | Verdict::NotRun => MessageType::ERROR,
+        Verdict::NoFlakinessSeen => MessageType::INFO,
+    };
+    session
+        .show(level, format!("flakesense: {id} {}", headline(&verdict)))
+        .await;
+    session.log(MessageType::INFO, details(&id, &verdict)).await;
+}
+
+/// The verdict in one sentence, as the user sees it.
+fn headline(verdict: &TestVerdict) -> String {
+    match verdict.verdict {
+        Verdict::Flaky => format!(
+            "is flaky ({}): {}{}",
+            verdict
+                .category
+                .map_or("cause unknown", |category| category.name()),
+            verdict::evidence(verdict),
+            verdict
+                .category
+                .map(|category| format!(". {}", category.fix_hint(None)))
+                .unwrap_or_default()
+        ),
+        Verdict::Broken => format!(
+            "is broken, not flaky: it failed all {} runs",
+            verdict.failed
+        ),
+        Verdict::NoFlakinessSeen => format!("showed no flakiness in {} runs", verdict.passed),
+        Verdict::NotRun => format!(
+            "was not run: {}",
+            verdict.error.as_deref().unwrap_or("no result")
+        ),
+    }
+}
+
+/// Each condition's counts and first failure message, for the log.
+fn details(id: &str, verdict: &TestVerdict) -> String {
+    let mut lines = vec![format!("confirmed {id}:")];
+    for tally in &verdict.tallies {
+        match &tally.unavailable {
+            Some(reason) => lines.push(format!("  {}: unavailable: {reason}", tally.condition)),
+            None => lines.push(format!(
+                "  {}: {} runs, {} passed, {} failed{}",
+                tally.condition,
+                tally.runs,
+                tally.passed,
+                tally.failed,
+                tally
+                    .failures
+                    .first()
+                    .map(|failure| format!(" ({})", failure.message))
+                    .unwrap_or_default()
+            )),
+        }
+    }
+    lines.join("\n")
+}
+
+/// A bounded `$/progress` report, when the client supports them.
+async fn begin_progress(
+    session: &Session,
+    title: &str,
+) -> Option<
+    tower_lsp_server::OngoingProgress<tower_lsp_server::Bounded, tower_lsp_server::NotCancellable>,
+> {
+    if !session.state().client_support.work_done_progress {
+        return None;
+    }
+    let token = ProgressToken::String(format!(
+        "flakesense/confirm/{}",
+        NEXT_TOKEN.fetch_add(1, Ordering::SeqCst)
+    ));
+    tokio::time::timeout(
+        CLIENT_ANSWER_TIMEOUT,
+        session.client.create_work_done_progress(token.clone()),
+    )
+    .await
+    .ok()?
+    .ok()?;
+    Some(
+        session
+            .client
+            .progress(token, title)
+            .with_percentage(0)
+            .begin()
+            .await,
+    )
+}
+
+/// Ends the runs of a session (of every session with `None`) and waits a little for their
+/// process groups to be gone.
+pub async fn stop_all(session: Option<&Arc<Session>>) {
+    let waiting: Vec<Arc<AtomicBool>> = {
+        let running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+        running
+            .iter()
+            .filter(|running| session.is_none_or(|session| session_key(session) == running.session))
+            .map(|running| {
+                running.stop.request();
+                running.done.clone()
+            })
+            .collect()
+    };
+    let started = Instant::now();
+    while started.elapsed() < STOP_WAIT && waiting.iter().any(|done| !done.load(Ordering::SeqCst)) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
