@@ -20,73 +20,18 @@ use serde_json::{Value, json};
 
 use flakesense::analysis::{self, Models, Thresholds};
 use flakesense::embed::TokenBag;
-use flakesense::index::{Entry, Index, Origin};
+use flakesense::index::{Entry, Index, IndexWriter, Label, NewEntry, Origin};
 use flakesense::language::Language;
 use flakesense::workspace;
 use lsp_client::{ClientBehaviour, LspClient};
 
-const TESTS: usize = 200;
+#[path = "common/java_file.rs"]
+mod java_file;
+
+use java_file::{TESTS, Words, generated_file, generated_test};
+
 const EDITS: usize = 100;
 const WORKSPACE_TESTS: usize = 10_000;
-
-/// Words that test code is made of, for generated tests that do not all look alike.
-const WORDS: [&str; 48] = [
-    "order", "customer", "invoice", "payment", "cart", "item", "price", "discount", "tax",
-    "shipping", "address", "account", "balance", "transfer", "report", "user", "session", "token",
-    "cache", "queue", "event", "message", "channel", "server", "client", "request", "response",
-    "file", "buffer", "stream", "parser", "config", "setting", "value", "key", "entry", "record",
-    "table", "query", "result", "schedule", "timer", "clock", "random", "thread", "worker", "pool",
-    "latch",
-];
-
-/// A small seeded generator (xorshift64*), so every run builds the same file.
-struct Words(u64);
-
-impl Words {
-    fn next(&mut self) -> &'static str {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let value = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
-        WORDS[(value >> 33) as usize % WORDS.len()]
-    }
-
-    fn camel(&mut self, parts: usize) -> String {
-        let mut name = self.next().to_string();
-        for _ in 1..parts {
-            let word = self.next();
-            name.push_str(&word[..1].to_uppercase());
-            name.push_str(&word[1..]);
-        }
-        name
-    }
-}
-
-/// One generated test of fifteen lines; every fourth one waits with a sleep, as flaky tests do.
-fn generated_test(words: &mut Words, i: usize) -> String {
-    let (a, b, c) = (words.camel(2), words.camel(2), words.camel(3));
-    let wait = if i.is_multiple_of(4) {
-        "        Thread.sleep(100);\n        assertTrue(latch.await(1, TimeUnit.SECONDS));"
-    } else {
-        "        assertNotNull(result);\n        assertFalse(result.isEmpty());"
-    };
-    format!(
-        "    @Test\n    void {c}{i}() throws Exception {{\n        // case {i}\n        int {a} = {i};\n        String {b} = \"{a}-{i}\";\n        List<String> result = service.{c}({a}, {b});\n{wait}\n        assertEquals({i}, {a});\n        assertEquals(\"{a}-{i}\", {b});\n        for (String value : result) {{\n            assertNotNull(value);\n        }}\n    }}\n\n"
-    )
-}
-
-/// The benchmark's test file: 3,000 lines, 200 tests.
-fn generated_file() -> String {
-    let mut words = Words(0x5eed);
-    let mut text = String::from(
-        "package org.example.bench;\n\nimport java.util.List;\nimport org.junit.jupiter.api.Test;\n\nclass GeneratedTest {\n",
-    );
-    for i in 0..TESTS {
-        text.push_str(&generated_test(&mut words, i));
-    }
-    text.push_str("}\n");
-    text
-}
 
 fn main() {
     let text = generated_file();
@@ -237,29 +182,35 @@ async fn keystrokes(text: &str) {
 /// kept, as labels given in the editor or imported from a project's history would be.
 fn workspace_index() -> Index {
     let mut words = Words(0xfeed);
-    let mut index = Index::empty(workspace::new_index_params());
+    let mut index = IndexWriter::new(workspace::new_index_params());
     for i in 0..WORKSPACE_TESTS {
         let code = generated_test(&mut words, i);
         let flaky = i.is_multiple_of(10);
         let bag = TokenBag::from_code(index.params().tokenizer, Language::Java, &code);
-        let entry = Entry {
-            id: format!("org.example.w{}.Generated{}Test#case{i}", i % 50, i % 400),
-            project: "bench".to_string(),
-            source: "editor".to_string(),
+        let id = format!("org.example.w{}.Generated{}Test#case{i}", i % 50, i % 400);
+        let path = format!(
+            "src/test/java/org/example/w{}/Generated{}Test.java",
+            i % 50,
+            i % 400
+        );
+        let entry = Entry::new(NewEntry {
+            id: &id,
+            project: "bench",
+            source: "editor",
             language: Language::Java,
-            flaky,
-            categories: Vec::new(),
+            label: if flaky {
+                Label::Flaky
+            } else {
+                Label::Unlabelled
+            },
+            categories: &[],
             origin: Origin::History,
-            path: Some(format!(
-                "src/test/java/org/example/w{}/Generated{}Test.java",
-                i % 50,
-                i % 400
-            )),
-            code: flaky.then_some(code),
-        };
+            path: Some(&path),
+            code: Some(&code),
+        });
         index.upsert(entry, &bag);
     }
-    index
+    index.finish()
 }
 
 async fn memory(text: &str) {

@@ -109,13 +109,7 @@ impl Models {
             .chain(&self.project)
             .chain(&self.extra)
             .map(|index| &**index)
-            .filter(|index| {
-                index
-                    .entries()
-                    .iter()
-                    .any(|entry| entry.language == language)
-                    || index.is_empty()
-            })
+            .filter(|index| index.has_language(language) || index.is_empty())
             .collect()
     }
 }

@@ -56,6 +56,7 @@ pub mod files;
 pub mod fixes;
 pub mod history;
 pub mod index;
+pub mod labels;
 pub mod language;
 pub mod line_index;
 pub mod lsp;

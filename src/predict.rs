@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use crate::category::Category;
 use crate::embed::{TokenBag, Tokenizer};
-use crate::index::{Index, Origin, Query};
+use crate::index::{Index, Label, Origin, Query};
 use crate::language::Language;
 use crate::prevalence::Prevalence;
 use crate::prior::SignalPrior;
@@ -197,7 +197,10 @@ pub struct Neighbor {
     pub entry: usize,
     pub id: String,
     pub project: String,
+    /// Whether the neighbour is labelled flaky (see `label`).
     pub flaky: bool,
+    /// What its entry says: flaky, stable or unlabelled. Only flaky and stable ones vote.
+    pub label: Label,
     pub categories: Vec<Category>,
     pub origin: Origin,
     pub path: Option<String>,
@@ -255,7 +258,7 @@ pub fn predict(
         };
         let query = model.embed(&bag);
         // A project index holds tests of every language; only the judged test's own may vote.
-        let same_language = |position: usize| model.entries()[position].language == language;
+        let same_language = |position: usize| model.entry_language(position) == Some(language);
         for (entry, similarity) in model.nearest(&query, settings.k, same_language) {
             candidates.push((model_position, entry, similarity, query.clone()));
         }
@@ -266,16 +269,17 @@ pub fn predict(
         .iter()
         .map(|(model_position, entry_position, similarity, query)| {
             let model = models[*model_position];
-            let entry = &model.entries()[*entry_position];
+            let entry = model.entry(*entry_position);
             Neighbor {
                 model: *model_position,
                 entry: *entry_position,
-                id: entry.id.clone(),
-                project: entry.project.clone(),
-                flaky: entry.flaky,
-                categories: entry.categories.clone(),
-                origin: entry.origin,
-                path: entry.path.clone(),
+                id: entry.id().to_string(),
+                project: entry.project().to_string(),
+                flaky: entry.is_flaky(),
+                label: entry.label(),
+                categories: entry.categories(),
+                origin: entry.origin(),
+                path: entry.path().map(str::to_string),
                 distance: (1.0 - similarity).max(0.0),
                 shared_tokens: model
                     .shared_tokens(query, *entry_position)
@@ -286,13 +290,12 @@ pub fn predict(
         })
         .collect();
     let prior = models.iter().find_map(|model| model.prior(language));
-    // Beside a prior, a research or mined dataset's "not flaky" means "not known to be flaky":
-    // such a neighbour, even the test's exact twin in a project the model was trained on, never
-    // outvotes the evidence in the test's own code. Flaky neighbours, and every label of a
-    // project's own index, vote.
+    // Only flaky and stable neighbours vote. An unlabelled one (a test no source named, a mined
+    // dataset's "not known to be flaky") is shown as a similar test but never decides, not even
+    // as the test's exact twin, and never outvotes the evidence in the test's own code.
     let ballots: Vec<Ballot<'_>> = neighbors
         .iter()
-        .filter(|neighbor| prior.is_none() || neighbor.flaky || neighbor.origin != Origin::Dataset)
+        .filter(|neighbor| neighbor.label.votes())
         .map(|neighbor| Ballot {
             flaky: neighbor.flaky,
             categories: &neighbor.categories,

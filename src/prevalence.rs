@@ -56,6 +56,41 @@ impl Prevalence {
     }
 }
 
+/// One language's counts as plain values: tests seen, and tests per risk feature.
+pub type Counts = (Language, u32, Vec<(String, u32)>);
+
+impl Prevalence {
+    /// The counts as plain values, to keep them (see `workspace::cache`).
+    pub fn counts(&self) -> Vec<Counts> {
+        self.languages
+            .iter()
+            .map(|(&language, tally)| {
+                let risks = tally
+                    .risks
+                    .iter()
+                    .map(|(&name, &count)| (name.to_string(), count))
+                    .collect();
+                (language, tally.tests, risks)
+            })
+            .collect()
+    }
+
+    /// Counts kept by [`Prevalence::counts`]; `None` when one names a feature this build's
+    /// catalogue does not have (a cache written by another build).
+    pub fn from_counts(counts: &[Counts]) -> Option<Prevalence> {
+        let mut prevalence = Prevalence::default();
+        for (language, tests, risks) in counts {
+            let tally = prevalence.languages.entry(*language).or_default();
+            tally.tests = tally.tests.checked_add(*tests)?;
+            for (name, count) in risks {
+                let name = crate::signals::feature_name(*language, name)?;
+                *tally.risks.entry(name).or_default() += count;
+            }
+        }
+        Some(prevalence)
+    }
+}
+
 impl<'a> FromIterator<(Language, &'a Signals)> for Prevalence {
     fn from_iter<I: IntoIterator<Item = (Language, &'a Signals)>>(tests: I) -> Prevalence {
         let mut prevalence = Prevalence::default();

@@ -11,23 +11,39 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use flakesense::index::{Entry, FormatError, Index, ModelParams};
+use flakesense::category::Category;
+use flakesense::index::{FormatError, Index, ModelParams, Origin};
+use flakesense::language::Language;
 
 const SEED_MODEL: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fuzz-corpus/index/seed-model-with-prior.idx"
 );
 
-/// The payload of an index file as the current format lays it out.
+/// The payload of an index file of format 2, one bincode value: still read, so still checked.
 #[derive(Serialize)]
 struct Stored {
     params: ModelParams,
     vocabulary: Vec<String>,
-    entries: Vec<Entry>,
+    entries: Vec<EntryV2>,
     bags: Vec<Vec<(u32, u32)>>,
 }
 
-/// A file of the current format holding `stored`, with a valid length and checksum.
+/// An entry as format 2 stored it.
+#[derive(Clone, Serialize)]
+struct EntryV2 {
+    id: String,
+    project: String,
+    source: String,
+    language: Language,
+    flaky: bool,
+    categories: Vec<Category>,
+    origin: Origin,
+    path: Option<String>,
+    code: Option<String>,
+}
+
+/// A file of format 2 holding `stored`, with a valid length and checksum.
 fn crafted(stored: &Stored) -> Vec<u8> {
     let payload = bincode::serde::encode_to_vec(stored, bincode::config::standard()).unwrap();
     let mut bytes = b"FLKSNSIX".to_vec();
@@ -50,12 +66,23 @@ fn stored(dims: u32, tokens: usize, entries: usize) -> Stored {
     let mut params = index.params().clone();
     params.projection.dims = dims;
     params.projection.nonzeros_per_token = dims;
-    let entry = index.entries()[0].clone();
+    let first = index.entry(0);
+    let entry = EntryV2 {
+        id: first.id().to_string(),
+        project: first.project().to_string(),
+        source: first.source().to_string(),
+        language: first.language(),
+        flaky: first.is_flaky(),
+        categories: first.categories(),
+        origin: first.origin(),
+        path: first.path().map(str::to_string),
+        code: first.code().map(str::to_string),
+    };
     Stored {
         params,
         vocabulary: (0..tokens).map(|token| format!("t{token}")).collect(),
         entries: (0..entries)
-            .map(|number| Entry {
+            .map(|number| EntryV2 {
                 id: format!("t#{number}"),
                 ..entry.clone()
             })

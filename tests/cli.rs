@@ -71,13 +71,22 @@ fn write_files(root: &Path, files: &BTreeMap<String, String>) {
     }
 }
 
-/// Every file, directory and link under `root` with its content, to show nothing changed.
+/// Every file, directory and link under `root` with its content, to show nothing changed, except
+/// the cache of the workspace's signal shares (`.flakesense/cache`), which any run may write.
 fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut seen = BTreeMap::new();
     let mut pending = vec![root.to_path_buf()];
+    let (flakesense, cache) = (root.join(".flakesense"), root.join(".flakesense/cache"));
     while let Some(directory) = pending.pop() {
         for entry in std::fs::read_dir(&directory).unwrap() {
             let path = entry.unwrap().path();
+            if path == cache {
+                continue;
+            }
+            if path == flakesense && path.is_dir() {
+                pending.push(path);
+                continue;
+            }
             let metadata = std::fs::symlink_metadata(&path).unwrap();
             let content = if metadata.file_type().is_symlink() {
                 std::fs::read_link(&path)

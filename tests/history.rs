@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use flakesense::category::Category;
 use flakesense::embed::{TokenBag, Tokenizer};
 use flakesense::history::{
-    self, IndexPlan, Label, Repository, Source, SourceReport, label_from_annotations,
+    self, FlakyReport, IndexPlan, Repository, Source, SourceReport, label_from_annotations,
     label_from_flaky_list, label_from_junit,
 };
-use flakesense::index::{BuildSettings, Dims, Index, Origin};
+use flakesense::index::{BuildSettings, Dims, Entry, Index, IndexWriter, Label, Origin};
 use flakesense::language::Language;
 
 fn fixture(relative: &str) -> PathBuf {
@@ -520,7 +520,7 @@ fn a_test_named_by_several_sources_is_one_flaky_test_with_their_categories() {
     assert_eq!(labels.len(), 15);
     assert_eq!(
         labels[&position(&repository, &format!("{ORDER}#syncsInventory"))],
-        Label {
+        FlakyReport {
             categories: BTreeSet::from([Category::AsyncWait, Category::Timeout]),
             sources: BTreeSet::from([Source::FlakyList, Source::Annotations]),
         }
@@ -554,16 +554,28 @@ fn the_index_holds_every_test_of_the_repository_with_its_label() {
     assert_eq!((summary.entries, summary.flaky), (31, 15));
     assert_eq!(summary.repository_tests, 31);
     for entry in index.entries() {
-        assert_eq!(entry.origin, Origin::History);
-        assert_eq!(entry.project, "shop");
-        assert!(entry.path.is_some(), "{}", entry.id);
-        assert_eq!(entry.code.is_some(), entry.flaky, "{}", entry.id);
+        assert_eq!(entry.origin(), Origin::History);
+        assert_eq!(entry.project(), "shop");
+        assert!(entry.path().is_some(), "{}", entry.id());
+        assert_eq!(entry.code().is_some(), entry.is_flaky(), "{}", entry.id());
+        // No source names the others: they are unlabelled, not stable.
+        let expected = if entry.is_flaky() {
+            Label::Flaky
+        } else {
+            Label::Unlabelled
+        };
+        assert_eq!(entry.label(), expected, "{}", entry.id());
     }
-    let synced = &index.entries()[index
-        .position(&format!("{ORDER}#syncsInventory"))
-        .expect("indexed")];
-    assert_eq!(synced.source, "flaky-list+annotations");
-    assert_eq!(synced.categories, [Category::AsyncWait, Category::Timeout]);
+    let synced = index.entry(
+        index
+            .position(&format!("{ORDER}#syncsInventory"))
+            .expect("indexed"),
+    );
+    assert_eq!(synced.source(), "flaky-list+annotations");
+    assert_eq!(
+        synced.categories(),
+        [Category::AsyncWait, Category::Timeout]
+    );
     assert_eq!(index.params().tokenizer, Tokenizer::Code);
     assert_eq!(index.params().projection.seed, 42);
     // A saved index loads back unchanged.
@@ -571,7 +583,13 @@ fn the_index_holds_every_test_of_the_repository_with_its_label() {
     let path = directory.path().join(".flakesense/index");
     index.save(&path).expect("writable");
     let loaded = Index::load(&path).expect("readable");
-    assert_eq!(loaded.entries(), index.entries());
+    let entries = |index: &Index| {
+        index
+            .entries()
+            .map(|entry| entry.to_entry())
+            .collect::<Vec<Entry>>()
+    };
+    assert_eq!(entries(&loaded), entries(&index));
 }
 
 /// An index as the editor leaves it: built from the annotations, then a test marked flaky by hand
@@ -584,41 +602,40 @@ fn edited_index(repository: &Repository) -> Index {
         update: false,
         keep_manual: true,
     };
-    let (mut index, _) = history::build_index(repository, &labels, &plan);
-    assert!(index.relabel(
+    let (index, _) = history::build_index(repository, &labels, &plan);
+    let mut writer = IndexWriter::from_index(&index);
+    assert!(writer.relabel(
         &format!("{ORDER}#createsOrder"),
-        true,
+        Label::Flaky,
         vec![Category::Time],
         Origin::Manual
     ));
-    assert!(index.relabel(
+    assert!(writer.relabel(
         &format!("{CACHE}::expires_entries_concurrently"),
-        false,
+        Label::Stable,
         vec![],
         Origin::Manual
     ));
-    let gone = flakesense::index::Entry {
-        id: "com.example.shop.GoneTest#vanished".to_string(),
-        project: "shop".to_string(),
-        source: "editor".to_string(),
+    let code = "@Test void vanished() { new Socket(\"a\", 1); }";
+    let gone = Entry::new(flakesense::index::NewEntry {
+        id: "com.example.shop.GoneTest#vanished",
+        project: "shop",
+        source: "editor",
         language: Language::Java,
-        flaky: true,
-        categories: vec![Category::Network],
+        label: Label::Flaky,
+        categories: &[Category::Network],
         origin: Origin::Manual,
-        path: Some("java/src/test/java/com/example/shop/GoneTest.java".to_string()),
-        code: Some("@Test void vanished() { new Socket(\"a\", 1); }".to_string()),
-    };
-    let bag = index.bag(
-        Language::Java,
-        "@Test void vanished() { new Socket(\"a\", 1); }",
-    );
-    index.upsert(gone, &bag);
-    index
+        path: Some("java/src/test/java/com/example/shop/GoneTest.java"),
+        code: Some(code),
+    });
+    let bag = index.bag(Language::Java, code);
+    writer.upsert(gone, &bag);
+    writer.finish()
 }
 
-fn label_of(index: &Index, id: &str) -> (bool, Vec<Category>, Origin) {
-    let entry = &index.entries()[index.position(id).unwrap_or_else(|| panic!("no {id}"))];
-    (entry.flaky, entry.categories.clone(), entry.origin)
+fn label_of(index: &Index, id: &str) -> (Label, Vec<Category>, Origin) {
+    let entry = index.entry(index.position(id).unwrap_or_else(|| panic!("no {id}")));
+    (entry.label(), entry.categories(), entry.origin())
 }
 
 #[test]
@@ -642,25 +659,25 @@ fn an_update_merges_new_labels_and_keeps_hand_labels() {
     // Set by hand: kept, including on a test the repository no longer has.
     assert_eq!(
         label_of(&index, &format!("{ORDER}#createsOrder")),
-        (true, vec![Category::Time], Origin::Manual)
+        (Label::Flaky, vec![Category::Time], Origin::Manual)
     );
     assert_eq!(
         label_of(&index, &format!("{CACHE}::expires_entries_concurrently")),
-        (false, vec![], Origin::Manual)
+        (Label::Stable, vec![], Origin::Manual)
     );
     assert_eq!(
         label_of(&index, "com.example.shop.GoneTest#vanished"),
-        (true, vec![Category::Network], Origin::Manual)
+        (Label::Flaky, vec![Category::Network], Origin::Manual)
     );
     // Flaky from the earlier annotations, and merged with the list's categories.
     assert_eq!(
         label_of(&index, &format!("{CART}::test_recommendations_refresh")),
-        (true, vec![], Origin::History)
+        (Label::Flaky, vec![], Origin::History)
     );
     assert_eq!(
         label_of(&index, &format!("{ORDER}#syncsInventory")),
         (
-            true,
+            Label::Flaky,
             vec![Category::AsyncWait, Category::Timeout],
             Origin::History
         )
@@ -668,7 +685,7 @@ fn an_update_merges_new_labels_and_keeps_hand_labels() {
     // New from the list.
     assert_eq!(
         label_of(&index, &format!("{CACHE}::refreshes_in_background")),
-        (true, vec![Category::Concurrency], Origin::History)
+        (Label::Flaky, vec![Category::Concurrency], Origin::History)
     );
     assert_eq!(summary.manual_kept, 3);
     assert_eq!(summary.carried_over, 1);
@@ -694,11 +711,11 @@ fn overriding_hand_labels_lets_the_sources_decide() {
     let (index, summary) = history::build_index(&repository, &labels, &plan);
     assert_eq!(
         label_of(&index, &format!("{ORDER}#createsOrder")),
-        (false, vec![], Origin::History)
+        (Label::Unlabelled, vec![], Origin::History)
     );
     assert_eq!(
         label_of(&index, &format!("{CACHE}::expires_entries_concurrently")),
-        (true, vec![Category::Concurrency], Origin::History)
+        (Label::Flaky, vec![Category::Concurrency], Origin::History)
     );
     assert_eq!(summary.manual_overridden, 2);
     assert_eq!(
@@ -727,7 +744,7 @@ fn a_rebuild_keeps_hand_labels_but_forgets_earlier_sources() {
     let (index, summary) = history::build_index(&repository, &labels, &plan);
     assert_eq!(
         label_of(&index, &format!("{ORDER}#createsOrder")),
-        (true, vec![Category::Time], Origin::Manual)
+        (Label::Flaky, vec![Category::Time], Origin::Manual)
     );
     assert!(
         index
@@ -737,7 +754,7 @@ fn a_rebuild_keeps_hand_labels_but_forgets_earlier_sources() {
     // Only annotated, and annotations were not a source this time.
     assert_eq!(
         label_of(&index, &format!("{CART}::test_recommendations_refresh")),
-        (false, vec![], Origin::History)
+        (Label::Unlabelled, vec![], Origin::History)
     );
     assert_eq!(summary.flaky, 5 + 2);
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use flakesense::category::Category;
-use flakesense::index::{Index, Origin};
+use flakesense::index::{Index, IndexWriter, Label, Origin};
 
 fn fixture(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -104,7 +104,7 @@ fn training_on_every_source_writes_the_project_index_and_reports_each_source() {
         "`OrderServiceTest#createsOrder` (line 7): com.example.shop.OrderServiceTest#createsOrder, com.example.shop.legacy.OrderServiceTest#createsOrder",
         "`com.example.shop.OrderServiceTest.cancelOrder` (flaky in the reports: passed in 1 run, failed in 1); closest: com.example.shop.OrderServiceTest#cancelsOrder",
         "unknown category `timing`",
-        "31 tests, 15 flaky (async-wait 2, concurrency 4, network 4, timeout 2), 16 not flaky",
+        "31 tests, 15 flaky (async-wait 2, concurrency 4, network 4, timeout 2), 16 unlabelled",
     ] {
         assert!(
             stderr.contains(expected),
@@ -113,15 +113,11 @@ fn training_on_every_source_writes_the_project_index_and_reports_each_source() {
     }
     let index = Index::load(&shop.index_path()).expect("the index was written");
     assert_eq!(index.len(), 31);
-    assert_eq!(
-        index.entries().iter().filter(|entry| entry.flaky).count(),
-        15
-    );
+    assert_eq!(index.entries().filter(|entry| entry.is_flaky()).count(), 15);
     assert!(
         index
             .entries()
-            .iter()
-            .all(|entry| entry.origin == Origin::History && entry.project == "shop")
+            .all(|entry| entry.origin() == Origin::History && entry.project() == "shop")
     );
 }
 
@@ -146,10 +142,12 @@ fn a_new_test_resembling_a_known_flaky_one_is_flagged_with_it_as_nearest_neighbo
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     // Ids and paths are relative to the repository however it was named.
     let trained = Index::load(&shop.index_path()).expect("the index was written");
-    let cart = &trained.entries()[trained
-        .position("python/tests/test_cart.py::test_adds_item")
-        .expect("ids start at the repository root")];
-    assert_eq!(cart.path.as_deref(), Some("python/tests/test_cart.py"));
+    let cart = trained.entry(
+        trained
+            .position("python/tests/test_cart.py::test_adds_item")
+            .expect("ids start at the repository root"),
+    );
+    assert_eq!(cart.path(), Some("python/tests/test_cart.py"));
 
     let new_test = shop
         .root
@@ -244,15 +242,17 @@ fn a_malformed_report_stops_training_and_names_the_file() {
 
 /// Marks a test flaky by hand, as the editor does.
 fn mark_by_hand(index_path: &Path, id: &str, flaky: bool) {
-    let mut index = Index::load(index_path).expect("readable");
-    assert!(index.relabel(id, flaky, vec![Category::Time], Origin::Manual));
-    index.save(index_path).expect("writable");
+    let index = Index::load(index_path).expect("readable");
+    let mut writer = IndexWriter::from_index(&index);
+    let label = if flaky { Label::Flaky } else { Label::Stable };
+    assert!(writer.relabel(id, label, vec![Category::Time], Origin::Manual));
+    writer.finish().save(index_path).expect("writable");
 }
 
 fn label(index_path: &Path, id: &str) -> (bool, Origin) {
     let index = Index::load(index_path).expect("readable");
-    let entry = &index.entries()[index.position(id).expect("indexed")];
-    (entry.flaky, entry.origin)
+    let entry = index.entry(index.position(id).expect("indexed"));
+    (entry.is_flaky(), entry.origin())
 }
 
 #[test]

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use flakesense::index::{FormatError, Index, LoadError};
+use flakesense::category::Category;
+use flakesense::index::{FormatError, Index, Label, LoadError, Origin};
 use flakesense::language::Language;
 use flakesense::predict::{self, predict};
 
@@ -24,10 +25,7 @@ fn load_bytes(bytes: &[u8]) -> Result<Index, LoadError> {
 fn a_version_1_file_loads_and_answers_as_it_did() {
     let index = Index::load(&version_1()).expect("a version 1 index loads");
     assert_eq!(index.len(), 22);
-    assert_eq!(
-        index.entries().iter().filter(|entry| entry.flaky).count(),
-        11
-    );
+    assert_eq!(index.entries().filter(|entry| entry.is_flaky()).count(), 11);
     assert_eq!(index.params().projection.dims, 291);
     assert!(index.prior(Language::Java).is_some());
     let code = "@Test public void waitsForServer() throws Exception { server.start(); Thread.sleep(1000); assertTrue(server.isRunning()); }";
@@ -89,13 +87,13 @@ fn a_flipped_bit_is_caught_by_the_checksum() {
 #[test]
 fn a_file_from_a_future_version_is_left_alone_with_a_clear_message() {
     let mut bytes = std::fs::read(version_1()).expect("readable");
-    bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
+    bytes[8..12].copy_from_slice(&4u32.to_le_bytes());
     let error = load_bytes(&bytes).expect_err("a future file does not load");
     assert!(
         matches!(
             error,
             LoadError::Format {
-                source: FormatError::FutureVersion { found: 3 },
+                source: FormatError::FutureVersion { found: 4 },
                 ..
             }
         ),
@@ -122,4 +120,76 @@ fn a_foreign_file_is_not_an_index() {
         "{error}"
     );
     assert!(!error.is_corruption());
+}
+
+/// A project index written by format 2 (`train --repo` and a mark in the editor), kept as it was
+/// written. Its labels are migrated by who gave them: a repository's "not flaky" (no source named
+/// the test) becomes unlabelled, a person's "not flaky" stable; flaky stays flaky.
+fn version_2_project() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/index/v2-project.idx")
+}
+
+#[test]
+fn a_version_2_project_index_loads_with_its_labels_migrated() {
+    let index = Index::load(&version_2_project()).expect("a version 2 index loads");
+    let labels: Vec<(&str, Label, Origin, Vec<Category>)> = index
+        .entries()
+        .map(|entry| {
+            (
+                entry.id(),
+                entry.label(),
+                entry.origin(),
+                entry.categories(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            (
+                "com.shop.CartTest#waitsForStock",
+                Label::Flaky,
+                Origin::History,
+                vec![Category::AsyncWait]
+            ),
+            (
+                "com.shop.CartTest#addsItems",
+                Label::Unlabelled,
+                Origin::History,
+                vec![]
+            ),
+            (
+                "com.shop.PriceTest#roundsHalfUp",
+                Label::Stable,
+                Origin::Manual,
+                vec![]
+            ),
+            (
+                "com.shop.ClockTest#expiresAtMidnight",
+                Label::Flaky,
+                Origin::Manual,
+                vec![Category::Time]
+            ),
+        ]
+    );
+    // Saved again, it is a file of the current format with the same entries and searches.
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let path = directory.path().join("index");
+    index.save(&path).expect("writable");
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(
+        bytes[8..12],
+        flakesense::index::file::FORMAT_VERSION.to_le_bytes()
+    );
+    let saved = Index::load(&path).expect("the saved index loads");
+    assert_eq!(saved.len(), index.len());
+    let bag = saved.bag(
+        Language::Java,
+        "@Test void waitsForStock() { Thread.sleep(100); }",
+    );
+    let (query, saved_query) = (index.embed(&bag), saved.embed(&bag));
+    assert_eq!(
+        index.nearest(&query, 4, |_| true),
+        saved.nearest(&saved_query, 4, |_| true)
+    );
 }

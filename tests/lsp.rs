@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use flakesense::dataset::read_csv_file;
 use flakesense::embed::{TokenBag, Tokenizer};
-use flakesense::index::{BuildSettings, Dims, Entry, Index, Origin};
+use flakesense::index::{BuildSettings, Dims, Entry, Index, Label, Origin};
 use flakesense::prior::SignalPrior;
 use lsp_client::{ClientBehaviour, LspClient};
 
@@ -133,18 +133,8 @@ fn known_tests_model() -> Index {
         &settings,
         tests.into_iter().map(|test| {
             let bag = TokenBag::from_code(Tokenizer::Code, test.language, &test.code);
-            let entry = Entry {
-                id: test.id,
-                project: test.project,
-                source: test.source,
-                language: test.language,
-                flaky: test.flaky,
-                categories: test.categories,
-                origin: Origin::Dataset,
-                path: None,
-                code: test.flaky.then_some(test.code),
-            };
-            (entry, bag)
+            // A plain FLAST model: both classes vote.
+            (Entry::from_labeled(&test, true, Label::Stable), bag)
         }),
     )
 }
@@ -593,16 +583,16 @@ async fn marking_a_test_flaky_flags_a_similar_test_and_survives_a_restart() {
     assert_eq!(response["result"]["flaky"], true, "{response}");
     let index_path = workspace.path(".flakesense/index");
     let index = Index::load(&index_path).expect("the workspace index was written");
-    let entry = &index.entries()[index.position(ORDER_TOTAL).expect("marked")];
-    assert!(entry.flaky);
-    assert_eq!(entry.origin, Origin::Manual);
+    let entry = index.entry(index.position(ORDER_TOTAL).expect("marked"));
+    assert_eq!(entry.label(), Label::Flaky);
+    assert_eq!(entry.origin(), Origin::Manual);
     assert_eq!(
-        entry.project,
+        entry.project(),
         workspace.root().file_name().unwrap().to_str().unwrap()
     );
-    assert_eq!(entry.path.as_deref(), Some(ORDER_TEST));
+    assert_eq!(entry.path(), Some(ORDER_TEST));
     assert_eq!(
-        entry.categories,
+        entry.categories(),
         [flakesense::category::Category::OrderDependency]
     );
 
@@ -666,7 +656,7 @@ async fn marking_a_test_flaky_flags_a_similar_test_and_survives_a_restart() {
     assert_eq!(refund["diagnostics"], json!([]));
     let index = Index::load(&index_path).expect("still readable");
     assert_eq!(index.len(), 1, "relabelled, not added twice");
-    assert!(!index.entries()[0].flaky);
+    assert_eq!(index.entry(0).label(), Label::Stable);
 }
 
 /// The new diagnostics of a mark reach the client before the reply to the command, so that a
@@ -939,7 +929,7 @@ async fn closing_a_document_clears_its_diagnostics() {
 async fn a_corrupt_workspace_index_is_reported_moved_aside_and_rebuilt() {
     let workspace = Workspace::new();
     let index_path = workspace.path(".flakesense/index");
-    let mut damaged = known_tests_model().to_bytes().unwrap();
+    let mut damaged = known_tests_model().to_bytes();
     let last = damaged.len() - 1;
     damaged[last] ^= 0xff;
     workspace.write(".flakesense/index", "");

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use flakesense::analysis::{self, Models, Thresholds};
 use flakesense::embed::{TokenBag, Tokenizer};
-use flakesense::index::{BuildSettings, Dims, Entry, Index};
+use flakesense::index::{BuildSettings, Dims, Entry, Index, Label, NewEntry, Origin};
 use flakesense::language::Language;
 use flakesense::models;
 use flakesense::prevalence::Prevalence;
@@ -39,13 +39,10 @@ fn every_shipped_model_loads_with_its_documented_parameters() {
         );
         assert!(model.len() > 10_000, "{language}: {} tests", model.len());
         assert!(
-            model
-                .entries()
-                .iter()
-                .all(|entry| entry.language == language),
+            model.entries().all(|entry| entry.language() == language),
             "{language}"
         );
-        let flaky = model.entries().iter().filter(|entry| entry.flaky).count();
+        let flaky = model.entries().filter(|entry| entry.is_flaky()).count();
         assert!(flaky > 500, "{language}: {flaky} flaky tests");
         let prior = model
             .prior(language)
@@ -246,9 +243,8 @@ fn mocking_a_tests_collaborators_never_raises_its_prior_and_is_never_shown_as_ev
     assert!(lowered >= 1, "mocks lower the prior of no shipped model");
 }
 
-/// An index holding one test, labelled as `flaky` by `origin`, embedded as the shipped Rust model
-/// embeds tests.
-fn twin_index(code: &str, flaky: bool, origin: flakesense::index::Origin) -> Arc<Index> {
+/// An index holding one test with `label`, embedded as the shipped Rust model embeds tests.
+fn twin_index(code: &str, label: Label) -> Arc<Index> {
     let shipped = models::embedded(Language::Rust).expect("the shipped model decodes");
     let params = shipped.params();
     let settings = BuildSettings {
@@ -257,37 +253,37 @@ fn twin_index(code: &str, flaky: bool, origin: flakesense::index::Origin) -> Arc
         seed: params.projection.seed,
         description: "a twin".to_string(),
     };
-    let entry = Entry {
-        id: "twin".to_string(),
-        project: "trained-on".to_string(),
-        source: "test".to_string(),
+    let entry = Entry::new(NewEntry {
+        id: "twin",
+        project: "trained-on",
+        source: "test",
         language: Language::Rust,
-        flaky,
-        categories: Vec::new(),
-        origin,
+        label,
+        categories: &[],
+        origin: Origin::Dataset,
         path: None,
         code: None,
-    };
+    });
     let bag = TokenBag::from_code(params.tokenizer, Language::Rust, code);
     Arc::new(Index::build(&settings, [(entry, bag)]))
 }
 
 #[test]
-fn a_twin_a_dataset_calls_not_flaky_does_not_erase_the_evidence_but_a_mark_does() {
-    use flakesense::index::Origin;
+fn an_unlabelled_twin_does_not_erase_the_evidence_but_a_stable_one_does() {
     let sleeper = "#[test]\nfn reconnects() {\n    let server = start_server();\n    std::thread::sleep(Duration::from_millis(200));\n    assert!(server.is_up());\n}";
     let alone = score(Language::Rust, sleeper);
-    let with_twin = |origin| {
+    let with_twin = |label| {
         let models = Models {
-            extra: vec![twin_index(sleeper, false, origin)],
+            extra: vec![twin_index(sleeper, label)],
             ..shipped(Language::Rust)
         };
         analysis::judge_code(&models, &Thresholds::default(), Language::Rust, sleeper).score
     };
-    // A mined "not flaky" is "not known to be flaky": the sleep still counts.
-    assert_eq!(with_twin(Origin::Dataset), alone);
-    // A person who marked the test "not flaky" decides.
-    assert_eq!(with_twin(Origin::Manual), 0.0);
+    // A mined "not flaky", or a test no source named, is "not known to be flaky": the sleep
+    // still counts.
+    assert_eq!(with_twin(Label::Unlabelled), alone);
+    // A person who marked the test "not flaky" (or a list of stable tests) decides.
+    assert_eq!(with_twin(Label::Stable), 0.0);
 }
 
 #[test]

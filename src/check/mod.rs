@@ -66,6 +66,9 @@ pub struct CheckArgs {
     /// Exit with 0 even when tests are flagged (errors still exit with 2)
     #[arg(long)]
     exit_zero: bool,
+    /// Count the workspace's signal shares without reading or writing .flakesense/cache
+    #[arg(long)]
+    no_cache: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -80,7 +83,8 @@ pub enum Format {
     Github,
 }
 
-fn parse_sigma(text: &str) -> Result<f64, String> {
+/// A `--sigma`: a number between 0 and 1 (`check` and `predict`).
+pub fn parse_sigma(text: &str) -> Result<f64, String> {
     let sigma: f64 = text
         .parse()
         .map_err(|_| format!("`{text}` is not a number"))?;
@@ -161,6 +165,7 @@ impl CheckArgs {
             k: None,
             format: Format::Human,
             exit_zero: false,
+            no_cache: false,
         }
     }
 }
@@ -236,7 +241,7 @@ pub fn judge(args: &CheckArgs) -> Result<Report> {
                 })
                 .reduce(Prevalence::default, Prevalence::merged)
         } else {
-            workspace::prevalence(&workspace_root, &exclude)
+            workspace::prevalence(&workspace_root, &exclude, !args.no_cache)
         });
     }
     let outcomes: Vec<Option<FileOutcome>> = targets
@@ -413,20 +418,7 @@ struct ModelSet {
 
 impl ModelSet {
     fn load(args: &CheckArgs, config: &Config, workspace_root: &Path) -> Result<ModelSet> {
-        let project_path = workspace::index_path(workspace_root);
-        // Loaded read-only: the language server moves a damaged index aside, a check must not
-        // touch the working tree, so it stops with a configuration error instead.
-        let project = if project_path.exists() {
-            // `LoadError` names the file and its cause in its own message.
-            let index = Index::load(&project_path).map_err(|error| {
-                anyhow::anyhow!(
-                    "the project index is unusable (delete it, or open the project in an editor running flakesense to move it aside): {error}"
-                )
-            })?;
-            Some(Arc::new(index))
-        } else {
-            None
-        };
+        let project = workspace::read_project_index(workspace_root)?;
         let extra = config
             .models
             .iter()

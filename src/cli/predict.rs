@@ -26,17 +26,22 @@ pub struct PredictArgs {
     /// Source files to judge
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// Model to use instead of the shipped default of each file's language (repeatable)
+    /// Model to use instead of the shipped default of each file's language (repeatable); the
+    /// project's `.flakesense/index` and the `models` of `flakesense.toml` are used either way
     #[arg(long = "model", value_name = "MODEL")]
     models: Vec<PathBuf>,
-    /// Neighbours that vote
-    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=crate::config::MAX_K as u64))]
-    k: u64,
-    /// Flaky when the flaky share of the vote exceeds this
-    #[arg(long, default_value_t = 0.5)]
-    sigma: f64,
+    /// Neighbours that vote (default: `k` of flakesense.toml, else 7)
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=crate::config::MAX_K as u64))]
+    k: Option<u64>,
+    /// Flaky when the score exceeds this (default: `warning-threshold` of flakesense.toml, else
+    /// 0.95, as `check`)
+    #[arg(long, value_parser = crate::check::parse_sigma)]
+    sigma: Option<f64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Count the workspace's signal shares without reading or writing .flakesense/cache
+    #[arg(long)]
+    no_cache: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -99,14 +104,10 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                 .context("cannot use --model")
         })
         .collect::<Result<_>>()?;
-    let thresholds = Thresholds {
-        k: args.k as usize,
-        warning: 1.0,
-        information: args.sigma,
-    };
     let mut verdicts = Vec::new();
     let mut failures = 0;
     let mut prevalences: HashMap<PathBuf, Arc<Prevalence>> = HashMap::new();
+    let mut workspaces: HashMap<PathBuf, WorkspaceSettings> = HashMap::new();
     let mut surroundings: HashMap<PathBuf, workspace::SurroundingsReader> = HashMap::new();
     for path in &args.files {
         let file = match read_source(path) {
@@ -125,9 +126,17 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
             );
             continue;
         }
-        let mut models = models_for(file.language, &extra)?;
         let absolute = std::path::absolute(path)?;
         let root = workspace::find_root(&absolute);
+        let workspace = match workspaces.get(&root) {
+            Some(workspace) => workspace,
+            None => {
+                let workspace = WorkspaceSettings::load(&root, &args)?;
+                workspaces.entry(root.clone()).or_insert(workspace)
+            }
+        };
+        let thresholds = workspace.thresholds;
+        let mut models = models_for(file.language, &extra, workspace)?;
         // A file named on the command line is judged whatever `python_files` says, as pytest
         // collects it.
         let surroundings = surroundings
@@ -141,7 +150,8 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                 Some(prevalence) => prevalence.clone(),
                 None => {
                     let exclude = Config::load(&root)?.exclude_matcher()?;
-                    let prevalence = Arc::new(workspace::prevalence(&root, &exclude));
+                    let prevalence =
+                        Arc::new(workspace::prevalence(&root, &exclude, !args.no_cache));
                     prevalences.insert(root.clone(), prevalence.clone());
                     prevalence
                 }
@@ -231,21 +241,57 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
     })
 }
 
-fn models_for(language: Language, extra: &[Arc<Index>]) -> Result<Models> {
-    if !extra.is_empty() {
-        return Ok(Models {
-            defaults: Vec::new(),
-            project: None,
-            extra: extra.to_vec(),
-            prevalence: Default::default(),
-        });
+/// What a file's workspace adds to its judging, as `check` and the language server read it:
+/// the thresholds of its `flakesense.toml`, its project index and its configured models.
+struct WorkspaceSettings {
+    thresholds: Thresholds,
+    project: Option<Arc<Index>>,
+    configured: Vec<Arc<Index>>,
+}
+
+impl WorkspaceSettings {
+    fn load(root: &std::path::Path, args: &PredictArgs) -> Result<WorkspaceSettings> {
+        let config = Config::load(root)?;
+        let thresholds = config.thresholds();
+        let sigma = args.sigma.unwrap_or(thresholds.warning);
+        let configured = config
+            .models
+            .iter()
+            .map(|path| {
+                Index::load(path).map(Arc::new).map_err(|error| {
+                    anyhow::anyhow!("cannot use a model of flakesense.toml: {error}")
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(WorkspaceSettings {
+            thresholds: Thresholds {
+                k: args.k.map_or(thresholds.k, |k| k as usize),
+                // A test is "likely flaky" above sigma, as `check` flags it.
+                warning: thresholds.warning.max(sigma),
+                information: sigma,
+            },
+            project: workspace::read_project_index(root)?,
+            configured,
+        })
     }
-    let default = crate::models::embedded(language)
-        .map_err(|error| anyhow::anyhow!("the shipped {language} model is unreadable: {error}"))?;
+}
+
+fn models_for(
+    language: Language,
+    extra: &[Arc<Index>],
+    workspace: &WorkspaceSettings,
+) -> Result<Models> {
+    let defaults = if extra.is_empty() {
+        vec![crate::models::embedded(language).map_err(|error| {
+            anyhow::anyhow!("the shipped {language} model is unreadable: {error}")
+        })?]
+    } else {
+        Vec::new()
+    };
     Ok(Models {
-        defaults: vec![default],
-        project: None,
-        extra: Vec::new(),
+        defaults,
+        project: workspace.project.clone(),
+        extra: workspace.configured.iter().chain(extra).cloned().collect(),
         prevalence: Default::default(),
     })
 }

@@ -16,7 +16,7 @@ use crate::category::Category;
 use crate::embed::{TokenBag, TokenInterner};
 use crate::fixes;
 use crate::history::{self, IndexPlan, Repository, SourceReport};
-use crate::index::{BuildSettings, Entry, Index, kept_code};
+use crate::index::{BuildSettings, Entry, Index, Label};
 use crate::language::Language;
 use crate::prior::Example;
 use crate::terminal::escape;
@@ -137,8 +137,15 @@ fn run_data(args: &TrainArgs, out: &Path) -> Result<ExitCode> {
                 &test.code,
                 &mut interner,
             );
-            let code = test.flaky.then(|| kept_code(&test.code));
-            (Entry::from_labeled(test, code), bag)
+            // Beside a signal prior, a dataset's "not flaky" means "not known to be flaky": such
+            // an entry never outvotes the evidence in a test's code. A plain FLAST model votes
+            // with both classes.
+            let not_flaky = if args.no_prior {
+                Label::Stable
+            } else {
+                Label::Unlabelled
+            };
+            (Entry::from_labeled(test, true, not_flaky), bag)
         }),
     );
     let mut index = index;
@@ -150,7 +157,7 @@ fn run_data(args: &TrainArgs, out: &Path) -> Result<ExitCode> {
     let size = std::fs::metadata(out)
         .map(|metadata| metadata.len())
         .unwrap_or(0);
-    let flaky = index.entries().iter().filter(|entry| entry.flaky).count();
+    let flaky = index.entries().filter(|entry| entry.is_flaky()).count();
     eprintln!(
         "built a model of {} tests ({flaky} flaky), {} tokens, {} dimensions in {seconds:.2} s; wrote {} ({:.1} MB)",
         index.len(),
@@ -273,8 +280,9 @@ fn run_repo(args: &TrainArgs, root: &Path) -> Result<ExitCode> {
     if args.out.is_none() {
         crate::files::refuse_links_below(root, &out)?;
     }
-    // Read before the long work: a file that cannot be updated stops everything.
-    let previous = read_previous(root, &out, args.update)?;
+    // Read before the long work: a file that cannot be updated stops everything. The index is
+    // read again under its lock when the new one is written.
+    check_previous(&out, args.update)?;
 
     let (files, problems) = history::find_test_files(root)?;
     let bar = progress_bar(files.len() as u64, "reading tests");
@@ -327,20 +335,25 @@ fn run_repo(args: &TrainArgs, root: &Path) -> Result<ExitCode> {
         seed: args.embedding.seed,
         description: describe_repo(args, &repository),
     };
-    let plan = IndexPlan {
-        settings,
-        previous: previous.as_ref(),
-        update: args.update,
-        keep_manual: !args.override_manual,
-    };
-    let (index, summary) = history::build_index(&repository, &labels, &plan);
-    if summary.flaky == 0 {
-        bail!(
-            "no test is labelled flaky, and an index without flaky tests flags nothing; not writing {} (see above for what each source found)",
-            out.display()
-        );
-    }
-    index.save(&out)?;
+    // Under the index's lock, from the index as it is now: labels another process (the editor)
+    // recorded while the repository was read are kept.
+    let (summary, _) = crate::labels::update(&out, |current| {
+        let previous = previous_under_lock(current)?;
+        let plan = IndexPlan {
+            settings,
+            previous: previous.as_ref(),
+            update: args.update,
+            keep_manual: !args.override_manual,
+        };
+        let (index, summary) = history::build_index(&repository, &labels, &plan);
+        if summary.flaky == 0 {
+            bail!(
+                "no test is labelled flaky, and an index without flaky tests flags nothing; not writing {} (see above for what each source found)",
+                out.display()
+            );
+        }
+        Ok((Some(index), summary))
+    })?;
     let kept = match (summary.manual_kept, args.override_manual) {
         (0, _) => String::new(),
         (kept, _) => format!("; kept {kept} label{} set by hand", plural(kept)),
@@ -360,13 +373,17 @@ fn run_repo(args: &TrainArgs, root: &Path) -> Result<ExitCode> {
         0 => String::new(),
         count => format!("; {count} still flaky from earlier labels"),
     };
+    let stable = match summary.stable {
+        0 => String::new(),
+        count => format!(", {count} stable"),
+    };
     eprintln!(
-        "wrote {}: {} tests, {} flaky ({}), {} not flaky{kept}{overridden}{carried}{from_previous}",
+        "wrote {}: {} tests, {} flaky ({}){stable}, {} unlabelled{kept}{overridden}{carried}{from_previous}",
         out.display(),
         summary.entries,
         summary.flaky,
         describe_categories(&summary.categories),
-        summary.entries - summary.flaky,
+        summary.entries - summary.flaky - summary.stable,
     );
     if summary.dropped > 0 {
         eprintln!(
@@ -378,21 +395,22 @@ fn run_repo(args: &TrainArgs, root: &Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The index already at `out`, whose hand-set labels (and, for an update, all labels) are kept.
+/// Checks the index already at `out`, whose hand-set labels (and, for an update, all labels) are
+/// kept, before the long work.
 ///
 /// A file that is not a flakesense index, or is from a newer release, is never overwritten. A
 /// damaged index is not updated either; rebuilding moves it aside first, as the language server
 /// does, so nothing is lost.
-fn read_previous(root: &Path, out: &Path, update: bool) -> Result<Option<Index>> {
+fn check_previous(out: &Path, update: bool) -> Result<()> {
     if !out.exists() {
         if update {
             eprintln!("no index at {} yet: building a new one", out.display());
         }
-        return Ok(None);
+        return Ok(());
     }
     if update {
         return match Index::load(out) {
-            Ok(index) => Ok(Some(index)),
+            Ok(_) => Ok(()),
             Err(error) if error.is_corruption() => bail!(
                 "{error}; it cannot be updated and was left as it is: run without --update to rebuild it (the damaged file is kept beside the new one)"
             ),
@@ -401,19 +419,26 @@ fn read_previous(root: &Path, out: &Path, update: bool) -> Result<Option<Index>>
             }
         };
     }
-    let loaded = if out == workspace::index_path(root) {
-        workspace::load_project_index(root)
-    } else {
-        match Index::load(out) {
-            Ok(index) => ProjectIndex::Loaded(Box::new(index)),
-            Err(error) if error.is_corruption() => match workspace::quarantine(out) {
-                Ok(moved_to) => ProjectIndex::Corrupt { error, moved_to },
-                Err(_) => ProjectIndex::Unusable(error),
-            },
-            Err(error) => ProjectIndex::Unusable(error),
-        }
-    };
+    let loaded = workspace::load_index(out);
     match loaded {
+        ProjectIndex::Missing | ProjectIndex::Loaded(_) => Ok(()),
+        ProjectIndex::Corrupt { error, moved_to } => {
+            eprintln!(
+                "warning: {error}; moved it to {} and building a new one",
+                moved_to.display()
+            );
+            Ok(())
+        }
+        ProjectIndex::Unusable(error) => {
+            bail!("{error}; not overwriting it: move it away or choose another --out")
+        }
+    }
+}
+
+/// The index to build on, as the label store read it under its lock (see [`check_previous`]
+/// for what was refused before the long work).
+fn previous_under_lock(current: ProjectIndex) -> Result<Option<Index>> {
+    match current {
         ProjectIndex::Missing => Ok(None),
         ProjectIndex::Loaded(index) => Ok(Some(*index)),
         ProjectIndex::Corrupt { error, moved_to } => {

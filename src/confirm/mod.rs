@@ -176,10 +176,8 @@ pub fn run(args: ConfirmArgs) -> Result<ExitCode> {
             .zip(&confirmation.verdicts)
             .filter_map(|(test, verdict)| {
                 Some(Label {
-                    id: test.test.id.clone(),
-                    language: test.test.language,
+                    test: test.test.clone(),
                     path: test.path.clone(),
-                    code: test.test.code.clone(),
                     kind: verdict::label_of(verdict)?,
                 })
             })

@@ -1,17 +1,18 @@
 //! `--record`: the verdicts become labels of the project index, `.flakesense/index`, so that the
 //! editor and `check` learn from them at once.
 //!
-//! [`record`] is the only place `confirm` writes. It goes through the index write path the
-//! editor's "Mark as flaky" uses today ([`workspace`] and [`crate::index`]); when the project
-//! index gets its locked label store, this function alone changes.
+//! [`record`] is the only place `confirm` writes. It goes through the label store
+//! ([`crate::labels::record`]), as the editor's "Mark as flaky" does: under the index's lock,
+//! from the index as it is on disk, so that no label another process records is lost.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 
 use super::verdict::{Label, LabelKind};
-use crate::index::{Entry, Index, Origin, kept_code};
-use crate::workspace::{self, ProjectIndex};
+use crate::index::{self, Origin};
+use crate::labels::{self, TestLabel};
 
 /// What was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,57 +29,39 @@ pub struct Recorded {
 /// by hand are (`Origin::Manual`): a rerun of `train --repo` must not undo what was run and
 /// seen.
 pub fn record(root: &Path, labels: &[Label]) -> Result<Recorded> {
-    let path = workspace::index_path(root);
-    let mut note = None;
-    let mut index = match workspace::load_project_index(root) {
-        ProjectIndex::Missing => Index::empty(workspace::new_index_params()),
-        ProjectIndex::Loaded(index) => *index,
-        ProjectIndex::Corrupt { error, moved_to } => {
-            note = Some(format!(
-                "the project index was damaged ({error}); it was moved to {} and a new one started",
-                moved_to.display()
-            ));
-            Index::empty(workspace::new_index_params())
-        }
-        ProjectIndex::Unusable(error) => {
-            bail!("cannot record into {}: {error}", path.display())
-        }
-    };
-    let project = root.file_name().map_or_else(
-        || "workspace".to_string(),
-        |name| name.to_string_lossy().into_owned(),
-    );
     let (mut flaky, mut stable) = (0, 0);
-    for label in labels {
-        let (is_flaky, categories) = match &label.kind {
-            LabelKind::Flaky { category, .. } => {
-                flaky += 1;
-                (true, category.iter().copied().collect())
+    let test_labels: Vec<TestLabel> = labels
+        .iter()
+        .map(|label| {
+            let (kind, categories) = match &label.kind {
+                LabelKind::Flaky { category, .. } => {
+                    flaky += 1;
+                    (index::Label::Flaky, category.iter().copied().collect())
+                }
+                LabelKind::Stable { .. } => {
+                    stable += 1;
+                    (index::Label::Stable, Vec::new())
+                }
+            };
+            TestLabel {
+                test: label.test.clone(),
+                path: label.path.clone(),
+                label: kind,
+                categories,
+                origin: Origin::Manual,
+                source: label.kind.source(),
             }
-            LabelKind::Stable { .. } => {
-                stable += 1;
-                (false, Vec::new())
-            }
-        };
-        let entry = Entry {
-            id: label.id.clone(),
-            project: project.clone(),
-            source: label.kind.source(),
-            language: label.language,
-            flaky: is_flaky,
-            categories,
-            origin: Origin::Manual,
-            path: Some(label.path.clone()),
-            code: is_flaky.then(|| kept_code(&label.code)),
-        };
-        let bag = index.bag(label.language, &label.code);
-        index.upsert(entry, &bag);
-    }
-    index
-        .save(&path)
-        .with_context(|| format!("cannot save {}", path.display()))?;
+        })
+        .collect();
+    let recorded = labels::record(root, &test_labels)?;
+    let note = recorded.moved_aside.map(|(error, moved_to)| {
+        format!(
+            "the project index was damaged ({error}); it was moved to {} and a new one started",
+            moved_to.display()
+        )
+    });
     Ok(Recorded {
-        index: path,
+        index: recorded.path,
         flaky,
         stable,
         note,

@@ -349,11 +349,10 @@ pub enum LabelKind {
 /// What `--record` writes for one test.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Label {
-    pub id: String,
-    pub language: crate::language::Language,
+    /// The test as extraction found it: the label store tokenises it as `train --repo` does.
+    pub test: crate::extract::TestMethod,
     /// The file, relative to the workspace root, `/`-separated.
     pub path: String,
-    pub code: String,
     pub kind: LabelKind,
 }
 

@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::category::Category;
 use crate::dataset::LabeledTest;
 use crate::embed::{TokenBag, TokenInterner};
-use crate::index::{BuildSettings, Entry, Index};
+use crate::index::{BuildSettings, Entry, Index, Label};
 use crate::language::Language;
 use crate::predict::{self, Ballot};
 use crate::prevalence::Prevalence;
@@ -300,7 +300,13 @@ fn run_split(
         split
             .train
             .iter()
-            .map(|&i| (Entry::from_labeled(pool[i], None), bags[i].clone())),
+            // FLAST's protocol: the data's "not flaky" is the other class of the vote.
+            .map(|&i| {
+                (
+                    Entry::from_labeled(pool[i], false, Label::Stable),
+                    bags[i].clone(),
+                )
+            }),
     );
     let prior = (settings.prior && settings.protocol == Protocol::LeaveOneProjectOut)
         .then(|| {
@@ -325,12 +331,16 @@ fn run_split(
         .map(|&i| {
             let query = index.embed(&bags[i]);
             let nearest = index.nearest(&query, settings.predict.k, |_| true);
-            let entries = index.entries();
+            let categories: Vec<Vec<Category>> = nearest
+                .iter()
+                .map(|&(position, _)| index.entry(position).categories())
+                .collect();
             let ballots: Vec<Ballot<'_>> = nearest
                 .iter()
-                .map(|&(position, similarity)| Ballot {
-                    flaky: entries[position].flaky,
-                    categories: &entries[position].categories,
+                .zip(&categories)
+                .map(|(&(position, similarity), categories)| Ballot {
+                    flaky: index.entry(position).is_flaky(),
+                    categories,
                     distance: (1.0 - similarity).max(0.0),
                 })
                 .collect();
@@ -350,7 +360,7 @@ fn run_split(
                     category: vote.category,
                     nearest_id: nearest
                         .first()
-                        .map(|&(position, _)| entries[position].id.clone()),
+                        .map(|&(position, _)| index.entry(position).id().to_string()),
                     nearest_distance: nearest
                         .first()
                         .map_or(1.0, |&(_, similarity)| (1.0 - similarity).max(0.0)),

@@ -34,7 +34,7 @@ use crate::category::Category;
 use crate::config::Config;
 use crate::embed::{TokenBag, TokenInterner};
 use crate::extract::{TestMethod, extract_tests_with};
-use crate::index::{BuildSettings, Dims, Entry, Index, Origin, kept_code};
+use crate::index::{self, BuildSettings, Dims, Entry, EntryRef, Index, NewEntry, Origin};
 use crate::language::Language;
 use crate::workspace::SurroundingsReader;
 use annotations::Marks;
@@ -51,11 +51,19 @@ pub struct RepositoryTest {
 }
 
 impl RepositoryTest {
-    /// The code that is tokenised: the test's code without its flakiness markers, which would
-    /// otherwise leak the label into the tokens.
+    /// The code that is tokenised: see [`tokenised_code`].
     pub fn tokenised_code(&self) -> String {
         annotations::strip(&self.test.code, &self.marks.strip)
     }
+}
+
+/// The code of a test as an index tokenises it: without its flakiness markers, which would
+/// otherwise leak the label into the tokens. Every writer of an index tokenises this way, so a
+/// test marked in the editor has the bag `train --repo` gives it.
+pub fn tokenised_code(test: &TestMethod) -> String {
+    // The markers stripped lie in the test's own code; the file around it only adds comments
+    // above the test to what marks it, never to what is stripped.
+    annotations::strip(&test.code, &annotations::inspect("", test).strip)
 }
 
 /// The tests of a repository.
@@ -538,17 +546,17 @@ fn describe_history(history: &junit::CaseHistory) -> String {
     format!("flaky in the reports: {}", parts.join("; "))
 }
 
-/// The label of one flaky test after combining the sources.
+/// What the sources say of one flaky test, combined.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Label {
+pub struct FlakyReport {
     pub categories: BTreeSet<Category>,
     pub sources: BTreeSet<Source>,
 }
 
 /// A test is flaky when any source says so; its categories are the union of theirs. A test both
 /// annotated and listed is one flaky test.
-pub fn combine(reports: &[SourceReport]) -> BTreeMap<usize, Label> {
-    let mut labels: BTreeMap<usize, Label> = BTreeMap::new();
+pub fn combine(reports: &[SourceReport]) -> BTreeMap<usize, FlakyReport> {
+    let mut labels: BTreeMap<usize, FlakyReport> = BTreeMap::new();
     for report in reports {
         for (&test, categories) in &report.flaky {
             let label = labels.entry(test).or_default();
@@ -579,6 +587,8 @@ pub struct IndexPlan<'a> {
 pub struct IndexSummary {
     pub entries: usize,
     pub flaky: usize,
+    /// Entries known not to be flaky (marked so by hand); the others are unlabelled.
+    pub stable: usize,
     pub categories: BTreeMap<Category, usize>,
     /// Tests of the repository in the index.
     pub repository_tests: usize,
@@ -601,7 +611,7 @@ pub struct IndexSummary {
 /// by one re-packs every vector per replacement, which is quadratic in the repository's size.
 pub fn build_index(
     repository: &Repository,
-    labels: &BTreeMap<usize, Label>,
+    labels: &BTreeMap<usize, FlakyReport>,
     plan: &IndexPlan,
 ) -> (Index, IndexSummary) {
     let previous = plan.previous;
@@ -623,24 +633,24 @@ pub fn build_index(
         .iter()
         .map(|test| test.test.id.as_str())
         .collect();
-    let mut previous_entries: HashMap<&str, &Entry> = HashMap::default();
+    let mut previous_entries: HashMap<&str, EntryRef<'_>> = HashMap::default();
 
     if let Some(previous) = previous {
-        for (position, entry) in previous.entries().iter().enumerate() {
-            if repository_ids.contains(entry.id.as_str()) {
-                previous_entries.insert(entry.id.as_str(), entry);
+        for entry in previous.entries() {
+            if repository_ids.contains(entry.id()) {
+                previous_entries.insert(entry.id(), entry);
                 continue;
             }
-            let manual = entry.origin == Origin::Manual;
+            let manual = entry.origin() == Origin::Manual;
             if !(plan.update || (manual && plan.keep_manual)) {
                 summary.manual_overridden += usize::from(manual);
                 continue;
             }
             let bag = if previous.params().tokenizer == tokenizer {
-                previous.entry_bag(position)
+                previous.entry_bag(entry.position())
             } else {
-                entry.code.as_deref().map(|code| {
-                    TokenBag::from_code_interned(tokenizer, entry.language, code, &mut interner)
+                entry.code().map(|code| {
+                    TokenBag::from_code_interned(tokenizer, entry.language(), code, &mut interner)
                 })
             };
             let Some(bag) = bag else {
@@ -649,14 +659,18 @@ pub fn build_index(
             };
             summary.manual_kept += usize::from(manual);
             summary.carried_over += 1;
-            tests.push((entry.clone(), bag));
+            tests.push((entry.to_entry(), bag));
         }
     }
 
     for (position, test) in repository.tests.iter().enumerate() {
         let label = labels.get(&position);
         let known = previous_entries.get(test.test.id.as_str()).copied();
-        let mut flaky = label.is_some();
+        let mut verdict = if label.is_some() {
+            index::Label::Flaky
+        } else {
+            index::Label::Unlabelled
+        };
         let mut categories: BTreeSet<Category> = label
             .map(|label| label.categories.clone())
             .unwrap_or_default();
@@ -671,38 +685,39 @@ pub fn build_index(
             None => "repository".to_string(),
         };
         match known {
-            Some(entry) if entry.origin == Origin::Manual => {
+            Some(entry) if entry.origin() == Origin::Manual => {
                 if plan.keep_manual {
                     summary.manual_kept += 1;
-                    flaky = entry.flaky;
-                    categories = entry.categories.iter().copied().collect();
+                    verdict = entry.label();
+                    categories = entry.categories().into_iter().collect();
                     origin = Origin::Manual;
-                    source = entry.source.clone();
+                    source = entry.source().to_string();
                 } else {
                     summary.manual_overridden += 1;
                 }
             }
-            Some(entry) if plan.update && entry.flaky => {
-                if !flaky {
+            Some(entry) if plan.update && entry.is_flaky() => {
+                if verdict != index::Label::Flaky {
                     summary.flaky_from_previous += 1;
-                    source = entry.source.clone();
+                    source = entry.source().to_string();
                 }
-                flaky = true;
-                categories.extend(entry.categories.iter().copied());
+                verdict = index::Label::Flaky;
+                categories.extend(entry.categories());
             }
             _ => {}
         }
-        let entry = Entry {
-            id: test.test.id.clone(),
-            project: repository.name.clone(),
-            source,
+        let categories: Vec<Category> = categories.into_iter().collect();
+        let entry = Entry::new(NewEntry {
+            id: &test.test.id,
+            project: &repository.name,
+            source: &source,
             language: test.test.language,
-            flaky,
-            categories: categories.into_iter().collect(),
+            label: verdict,
+            categories: &categories,
             origin,
-            path: Some(test.path.clone()),
-            code: flaky.then(|| kept_code(&test.test.code)),
-        };
+            path: Some(&test.path),
+            code: Some(&test.test.code),
+        });
         let bag = TokenBag::from_code_interned(
             tokenizer,
             test.test.language,
@@ -715,13 +730,16 @@ pub fn build_index(
 
     let index = Index::build(&settings, tests);
     summary.entries = index.len();
-    summary.flaky = index.entries().iter().filter(|entry| entry.flaky).count();
-    summary.categories = count_categories(
-        index
-            .entries()
-            .iter()
-            .filter(|entry| entry.flaky)
-            .flat_map(|entry| &entry.categories),
-    );
+    summary.flaky = index.entries().filter(|entry| entry.is_flaky()).count();
+    summary.stable = index
+        .entries()
+        .filter(|entry| entry.label() == index::Label::Stable)
+        .count();
+    let categories: Vec<Category> = index
+        .entries()
+        .filter(|entry| entry.is_flaky())
+        .flat_map(|entry| entry.categories())
+        .collect();
+    summary.categories = count_categories(categories.iter());
     (index, summary)
 }

@@ -1,4 +1,4 @@
-//! The index file format: a fixed header guarding a bincode payload, written atomically.
+//! The index file: a fixed header guarding the payload, written atomically.
 //!
 //! Layout (all integers little-endian):
 //!
@@ -9,7 +9,11 @@
 //! | 4 | flags (u32, reserved, 0) |
 //! | 8 | payload length (u64) |
 //! | 4 | CRC-32 of the payload (u32) |
-//! | n | payload: bincode 2, standard configuration, serde encoding |
+//! | n | payload |
+//!
+//! Format 3's payload is a directory of sections read in place (see [`super::layout`]); formats 1
+//! and 2 held one bincode 2 value (standard configuration, serde encoding), as format 3's small
+//! parameters section still does.
 //!
 //! bincode decodes a length prefix by allocating it, so a corrupt prefix could ask for gigabytes.
 //! The checksum rejects damaged files before decoding, and the decoder runs with a limit a few
@@ -19,14 +23,16 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub const MAGIC: [u8; 8] = *b"FLKSNSIX";
 /// The version this build writes and the newest it reads. Version 2 added the project-relative
-/// weights of the signal prior; version 1 files still load (see `index/v1.rs`).
-pub const FORMAT_VERSION: u32 = 2;
-const HEADER_LEN: usize = 28;
+/// weights of the signal prior; version 3 laid the index out to be read in place, labelled
+/// entries flaky, stable or unlabelled and kept the catalogue's signals of flaky ones. Files of
+/// versions 1 and 2 still load (see `index/v1.rs` and `index/v2.rs`).
+pub const FORMAT_VERSION: u32 = 3;
+/// Bytes before the payload.
+pub const HEADER_LEN: usize = 28;
 /// No index this tool writes comes near this; a larger payload length is a corrupt header.
 const MAX_PAYLOAD_LEN: u64 = 1 << 30;
 
@@ -86,18 +92,19 @@ impl LoadError {
     }
 }
 
-/// Encodes `payload` with the header.
-pub fn encode<T: Serialize>(payload: &T) -> Result<Vec<u8>, FormatError> {
+/// Encodes `payload` with bincode behind a header of `version`: a file of format 1 or 2, whose
+/// payload was one bincode value, for tests that keep reading them.
+#[cfg(test)]
+pub fn encode_legacy<T: serde::Serialize>(payload: &T, version: u32) -> Vec<u8> {
     let body = bincode::serde::encode_to_vec(payload, bincode::config::standard())
-        .map_err(|error| FormatError::Undecodable(error.to_string()))?;
-    if body.len() as u64 > MAX_PAYLOAD_LEN {
-        return Err(FormatError::TooLarge(body.len() as u64));
-    }
-    Ok(framed(&body))
+        .expect("test data encodes");
+    let mut bytes = frame(&body);
+    bytes[8..12].copy_from_slice(&version.to_le_bytes());
+    bytes
 }
 
-/// A payload's bytes behind the header that names and checks them.
-fn framed(body: &[u8]) -> Vec<u8> {
+/// A payload's bytes behind the header that names and checks them, with this build's version.
+pub fn frame(body: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(HEADER_LEN + body.len());
     bytes.extend_from_slice(&MAGIC);
     bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -108,7 +115,8 @@ fn framed(body: &[u8]) -> Vec<u8> {
     bytes
 }
 
-/// Checks the header and decodes the payload, for a payload whose layout no version changed.
+/// Checks the header and decodes the payload as one bincode value.
+#[cfg(test)]
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, FormatError> {
     let (_, payload) = open(bytes)?;
     decode_payload(payload)
@@ -116,6 +124,22 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, FormatError> {
 
 /// Checks the header and the checksum: the file's format version and its payload's bytes.
 pub fn open(bytes: &[u8]) -> Result<(u32, &[u8]), FormatError> {
+    let (version, body, checksum) = header(bytes)?;
+    if crc32fast::hash(body) != checksum {
+        return Err(FormatError::ChecksumMismatch);
+    }
+    Ok((version, body))
+}
+
+/// Checks the header but not the checksum, for bytes that are the binary's own (see
+/// [`super::Index::from_static`]).
+pub fn open_unverified(bytes: &[u8]) -> Result<(u32, &[u8]), FormatError> {
+    let (version, body, _) = header(bytes)?;
+    Ok((version, body))
+}
+
+/// The version, the payload and the checksum the header promises, once the lengths agree.
+fn header(bytes: &[u8]) -> Result<(u32, &[u8], u32), FormatError> {
     if !MAGIC.starts_with(&bytes[..bytes.len().min(MAGIC.len())]) {
         return Err(FormatError::Foreign);
     }
@@ -146,11 +170,7 @@ pub fn open(bytes: &[u8]) -> Result<(u32, &[u8]), FormatError> {
             available - payload_len
         )));
     }
-    let body = &bytes[HEADER_LEN..];
-    if crc32fast::hash(body) != checksum {
-        return Err(FormatError::ChecksumMismatch);
-    }
-    Ok((version, body))
+    Ok((version, &bytes[HEADER_LEN..], checksum))
 }
 
 /// Decodes a payload checked by [`open`].
@@ -187,11 +207,50 @@ pub fn read(path: &Path) -> Result<Vec<u8>, LoadError> {
     })
 }
 
+/// Files smaller than this are read rather than mapped: a mapping costs more than the copy.
+const SMALLEST_MAPPED: u64 = 256 << 10;
+
+/// An index file's bytes, as [`map`] gives them.
+pub enum Mapped {
+    Read(Vec<u8>),
+    Map(memmap2::Mmap),
+}
+
+/// An index file's bytes: only from a regular file, at most as many as a header and the largest
+/// payload; a large one mapped into memory.
+pub fn map(path: &Path) -> Result<Mapped, LoadError> {
+    let io = |source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let metadata = crate::files::regular_metadata(path).map_err(io)?;
+    if metadata.len() < SMALLEST_MAPPED {
+        return read(path).map(Mapped::Read);
+    }
+    if metadata.len() > HEADER_LEN as u64 + MAX_PAYLOAD_LEN {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than the limit of {} MB", MAX_PAYLOAD_LEN >> 20),
+        )));
+    }
+    let file = File::open(path).map_err(io)?;
+    // SAFETY: a mapping is undefined behaviour if the file changes while it is mapped. flakesense
+    // never changes an index file in place: it writes a new file and renames it over the old one
+    // (see `write_bytes`), which leaves the mapped file as it was. The bytes are checked
+    // (checksum, then every table) before anything is read from them.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+    Ok(Mapped::Map(map))
+}
+
 /// Writes an index file atomically: a temporary file in the same directory, flushed to disk,
-/// then renamed over the target, so a crash leaves the old file or the new one, never half of one.
-pub fn write<T: Serialize>(path: &Path, payload: &T) -> anyhow::Result<()> {
+/// then renamed over the target, so a crash leaves the old file or the new one, never half of
+/// one, and a process that mapped the old file keeps reading it unchanged.
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     use anyhow::Context;
-    let bytes = encode(payload)?;
+    let payload_len = bytes.len().saturating_sub(HEADER_LEN) as u64;
+    if payload_len > MAX_PAYLOAD_LEN {
+        return Err(FormatError::TooLarge(payload_len).into());
+    }
     let directory = path
         .parent()
         .filter(|parent| !parent.as_os_str().is_empty())
@@ -205,7 +264,7 @@ pub fn write<T: Serialize>(path: &Path, payload: &T) -> anyhow::Result<()> {
     let temporary = directory.join(format!(".{file_name}.{}.tmp", std::process::id()));
     let result = (|| -> std::io::Result<()> {
         let mut file = File::create(&temporary)?;
-        file.write_all(&bytes)?;
+        file.write_all(bytes)?;
         file.sync_all()?;
         fs::rename(&temporary, path)?;
         // The rename itself is durable once the directory is synced (POSIX); Windows has no
@@ -235,6 +294,10 @@ mod tests {
             names: vec!["a".into(), "bc".into()],
             values: (0..100).collect(),
         }
+    }
+
+    fn encode(sample: &Sample) -> Result<Vec<u8>, FormatError> {
+        Ok(encode_legacy(sample, FORMAT_VERSION))
     }
 
     #[test]
@@ -298,7 +361,7 @@ mod tests {
         let mut body = vec![2u8]; // two names follow
         body.push(253); // varint: u64 follows
         body.extend_from_slice(&(1u64 << 40).to_le_bytes());
-        let bytes = framed(&body);
+        let bytes = frame(&body);
         assert!(matches!(
             decode::<Sample>(&bytes),
             Err(FormatError::Undecodable(_))
@@ -309,7 +372,7 @@ mod tests {
     fn writes_atomically_and_reads_back() {
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("nested").join("index");
-        write(&path, &sample()).unwrap();
+        write_bytes(&path, &encode(&sample()).unwrap()).unwrap();
         assert_eq!(decode::<Sample>(&read(&path).unwrap()).unwrap(), sample());
         let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file is left behind");

@@ -1,28 +1,41 @@
 //! The persisted kNN index: labelled tests, their token bags, and the projected vectors searched
 //! for nearest neighbours.
 //!
-//! The file holds the token bags, not the projected vectors: a bag is FLAST's vector before the
-//! projection, it is several times smaller, and the projection regenerates bit for bit from the
-//! stored seed. Loading recomputes the projected vectors (tens of milliseconds for 20,000 tests).
+//! An index is read where it lies (format 3, [`layout`]): from a memory-mapped file or from the
+//! bytes embedded in the binary, with nothing decoded per entry when it is opened. A search
+//! reads the stored vectors; an entry's strings, bag and signals are read when asked for. Files
+//! of formats 1 and 2 (a bincode payload of token bags, see [`v1`] and [`v2`]) still load: they
+//! are decoded and laid out as format 3 in memory.
+//!
+//! An index is immutable. [`IndexWriter`] makes a new one from labelled tests, or from an index
+//! with some entries changed; the label store of a workspace ([`crate::labels`]) is the one
+//! place that rewrites a project's index.
 
+mod entry;
 pub mod file;
+mod layout;
+mod numbers;
 mod v1;
+mod v2;
 mod vectors;
+mod writer;
 
-use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use sprs::CsMat;
 
 use crate::category::Category;
-use crate::dataset::LabeledTest;
 use crate::embed::{Projection, TokenBag, Tokenizer};
 use crate::language::Language;
 use crate::prior::SignalPrior;
+use entry::normalised_categories;
+pub use entry::{Entry, EntryRef, Label, MAX_KEPT_CODE, NewEntry, Origin, kept_code};
 pub use file::{FormatError, LoadError};
-use vectors::{QueryVector, Vectors};
+use layout::{EntryRecord, Layout, kind};
+use numbers::check_numbers;
+use vectors::{QueryVector, VectorsView};
+pub use writer::IndexWriter;
 
 /// Everything needed to embed a new test exactly as the indexed ones were.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,72 +67,11 @@ pub struct BuildSettings {
     pub description: String,
 }
 
-/// Where a label came from. Labels given by hand are kept when a history is re-imported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Origin {
-    /// A labelled research or mined dataset.
-    Dataset,
-    /// A project's own flaky history: a flaky list, annotations, test reports.
-    History,
-    /// Marked by a user in the editor.
-    Manual,
-}
-
-/// A labelled test in the index.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
-    pub id: String,
-    pub project: String,
-    pub source: String,
-    pub language: Language,
-    pub flaky: bool,
-    pub categories: Vec<Category>,
-    pub origin: Origin,
-    /// The file the test lives in, relative to the workspace root, for tests of the user's own project.
-    pub path: Option<String>,
-    /// The test's code, kept for flaky tests so a user can read what a neighbour looks like.
-    pub code: Option<String>,
-}
-
-/// The longest code kept in an entry for showing a flaky neighbour to a user.
-pub const MAX_KEPT_CODE: usize = 4000;
-
-/// A test's code as an entry keeps it: whole up to [`MAX_KEPT_CODE`] bytes, else cut there and
-/// marked with `...`.
-pub fn kept_code(code: &str) -> String {
-    if code.len() <= MAX_KEPT_CODE {
-        return code.to_string();
-    }
-    let mut end = MAX_KEPT_CODE;
-    while !code.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n...", &code[..end])
-}
-
-impl Entry {
-    /// The entry of a test from a labelled dataset; its code is kept only if `code` is given.
-    pub fn from_labeled(test: &LabeledTest, code: Option<String>) -> Entry {
-        Entry {
-            id: test.id.clone(),
-            project: test.project.clone(),
-            source: test.source.clone(),
-            language: test.language,
-            flaky: test.flaky,
-            categories: test.categories.clone(),
-            origin: Origin::Dataset,
-            path: None,
-            code,
-        }
-    }
-}
-
 /// A test embedded for searching one index.
 #[derive(Debug, Clone)]
 pub struct Query {
     vector: QueryVector,
-    /// The test's tokens that the index knows, by vocabulary id.
+    /// The test's tokens that the index knows, by vocabulary id, sorted.
     known_tokens: Vec<u32>,
 }
 
@@ -130,44 +82,54 @@ impl Query {
     }
 }
 
-/// The persisted form: see the module documentation.
-#[derive(Serialize, Deserialize)]
-struct Stored {
-    params: ModelParams,
-    vocabulary: Vec<String>,
-    entries: Vec<Entry>,
-    /// Per entry, `(vocabulary id, count)` sorted by id.
-    bags: Vec<Vec<(u32, u32)>>,
+/// Where an index's bytes are.
+#[derive(Clone)]
+enum Storage {
+    /// A model embedded in the binary.
+    Static(&'static [u8]),
+    /// Built in memory, or converted from an older format.
+    Owned(Arc<[u8]>),
+    /// A file mapped into memory. Index files are replaced by renaming a new file over them,
+    /// never rewritten in place, so the mapped bytes stay as they were checked.
+    Mapped(Arc<memmap2::Mmap>),
 }
 
-/// A searchable set of labelled tests.
-#[derive(Debug, Clone)]
+impl Storage {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Storage::Static(bytes) => bytes,
+            Storage::Owned(bytes) => bytes,
+            Storage::Mapped(map) => map,
+        }
+    }
+}
+
+/// A searchable set of labelled tests, read in place.
+#[derive(Clone)]
 pub struct Index {
+    storage: Storage,
+    layout: Layout,
     params: ModelParams,
-    vocabulary: Vec<Arc<str>>,
-    token_ids: HashMap<Arc<str>, u32>,
-    /// One row per vocabulary token: its non-zero projection entries.
-    projection_rows: CsMat<i32>,
-    document_frequency: Vec<u32>,
-    entries: Vec<Entry>,
-    bags: Vec<Vec<(u32, u32)>>,
-    vectors: Vectors,
+    /// The params were changed after the bytes were laid out ([`Index::set_priors`]): saving
+    /// lays them out again.
+    params_changed: bool,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Index")
+            .field("entries", &self.len())
+            .field("vocabulary", &self.vocabulary_len())
+            .field("params", &self.params)
+            .finish()
+    }
 }
 
 impl Index {
     /// An index with no entries that embeds tests with `params`.
     pub fn empty(params: ModelParams) -> Index {
-        let dims = params.projection.dims as usize;
-        Index {
-            params,
-            vocabulary: Vec::new(),
-            token_ids: HashMap::default(),
-            projection_rows: CsMat::zero((0, dims)),
-            document_frequency: Vec::new(),
-            entries: Vec::new(),
-            bags: Vec::new(),
-            vectors: Vectors::new(dims),
-        }
+        IndexWriter::new(params).finish()
     }
 
     /// Builds an index from labelled tests and their bags. The vocabulary is the tokens of these
@@ -176,95 +138,84 @@ impl Index {
         settings: &BuildSettings,
         tests: impl IntoIterator<Item = (Entry, TokenBag)>,
     ) -> Index {
-        let mut token_ids: HashMap<Arc<str>, u32> = HashMap::default();
-        let mut vocabulary: Vec<Arc<str>> = Vec::new();
-        let mut entries = Vec::new();
-        let mut bags = Vec::new();
-        for (entry, bag) in tests {
-            let mut ids: Vec<(u32, u32)> = bag
-                .tokens
-                .iter()
-                .map(|(token, count)| {
-                    let id = *token_ids.entry(token.clone()).or_insert_with(|| {
-                        vocabulary.push(token.clone());
-                        (vocabulary.len() - 1) as u32
-                    });
-                    (id, *count)
-                })
-                .collect();
-            ids.sort_unstable();
-            entries.push(entry);
-            bags.push(ids);
-        }
-        let dims = match settings.dims {
-            Dims::Eps(eps) => Projection::johnson_lindenstrauss_dims(entries.len(), eps),
-            Dims::Fixed(dims) => dims,
-        };
-        let params = ModelParams {
-            tokenizer: settings.tokenizer,
-            projection: Projection::new(dims, vocabulary.len(), settings.seed),
-            description: settings.description.clone(),
-            priors: Vec::new(),
-        };
-        Index::assemble(params, vocabulary, entries, bags)
+        writer::build(settings, tests)
     }
 
-    /// Derives the searchable state from the stored parts.
-    fn assemble(
-        params: ModelParams,
-        vocabulary: Vec<Arc<str>>,
-        entries: Vec<Entry>,
-        bags: Vec<Vec<(u32, u32)>>,
-    ) -> Index {
-        let token_ids = vocabulary
-            .iter()
-            .enumerate()
-            .map(|(id, token)| (token.clone(), id as u32))
-            .collect();
-        let projection_rows = params
-            .projection
-            .matrix(vocabulary.iter().map(|token| &**token));
-        let mut document_frequency = vec![0u32; vocabulary.len()];
-        for bag in &bags {
-            for &(id, _) in bag {
-                document_frequency[id as usize] += 1;
-            }
+    /// Opens laid-out bytes: the directory and the tables are checked, the params decoded and
+    /// checked. The header was checked by the caller.
+    fn open(storage: Storage) -> Result<Index, FormatError> {
+        let bytes = storage.bytes();
+        let layout = Layout::read(bytes, file::HEADER_LEN)?;
+        layout.check_contents(bytes)?;
+        let params: ModelParams = file::decode_payload(layout.section(bytes, kind::PARAMS))?;
+        if params.projection.dims as usize != layout.summary.dims {
+            return Err(FormatError::Undecodable(
+                "the vectors and the projection differ in dimension".to_string(),
+            ));
         }
-        let dims = params.projection.dims as usize;
-        let mut index = Index {
+        check_numbers(
+            &params,
+            layout.summary.vocabulary,
+            layout.summary.entries,
+            bytes.len() - file::HEADER_LEN,
+        )?;
+        let mut params = params;
+        for prior in &mut params.priors {
+            prior.rename_old_features();
+        }
+        Ok(Index {
+            storage,
+            layout,
             params,
-            vocabulary,
-            token_ids,
-            projection_rows,
-            document_frequency,
-            entries,
-            bags: Vec::new(),
-            vectors: Vectors::new(dims),
-        };
-        let mut vectors = Vectors::new(dims);
-        vectors.extend(bags.iter().map(|bag| {
-            let mut projected = vec![0i32; dims];
-            index.project(bag, &mut projected);
-            projected
-        }));
-        index.vectors = vectors;
-        index.bags = bags;
-        index
+            params_changed: false,
+        })
     }
 
-    /// Sums the projection rows of a bag's tokens, weighted by their counts.
-    fn project(&self, bag: &[(u32, u32)], projected: &mut [i32]) {
-        projected.fill(0);
-        for &(id, count) in bag {
-            if let Some(row) = self.projection_rows.outer_view(id as usize) {
-                for (column, &sign) in row.iter() {
-                    // Saturating: a count read from a file can be any u32.
-                    let count = i32::try_from(count).unwrap_or(i32::MAX);
-                    projected[column] =
-                        projected[column].saturating_add(sign.saturating_mul(count));
-                }
-            }
+    /// Bytes this build just laid out: read back without checking what it wrote.
+    fn laid_out(storage: Storage, params: ModelParams) -> Index {
+        // The writer's own layout: a failure here is a bug in the writer, not a bad file.
+        let layout = Layout::read(storage.bytes(), file::HEADER_LEN)
+            .unwrap_or_else(|error| panic!("a laid-out index reads back: {error}"));
+        Index {
+            storage,
+            layout,
+            params,
+            params_changed: false,
         }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.storage.bytes()
+    }
+
+    fn section(&self, section_kind: u32) -> &[u8] {
+        self.layout.section(self.bytes(), section_kind)
+    }
+
+    fn vectors(&self) -> VectorsView<'_> {
+        VectorsView::new(
+            self.layout.summary.dims,
+            self.len(),
+            self.section(kind::VECTORS),
+            self.section(kind::SQUARED_NORMS),
+            self.section(kind::INVERSE_NORMS),
+        )
+    }
+
+    fn signal_id(&self, signal: usize) -> &str {
+        layout::table_string(
+            self.section(kind::SIGNAL_OFFSETS),
+            self.section(kind::SIGNAL_TEXT),
+            signal,
+        )
+    }
+
+    fn token(&self, id: u32) -> &str {
+        layout::table_string(
+            self.section(kind::VOCABULARY_OFFSETS),
+            self.section(kind::VOCABULARY_TEXT),
+            id as usize,
+        )
     }
 
     pub fn params(&self) -> &ModelParams {
@@ -274,6 +225,7 @@ impl Index {
     /// Gives the model its signal priors (see [`ModelParams::priors`]).
     pub fn set_priors(&mut self, priors: Vec<SignalPrior>) {
         self.params.priors = priors;
+        self.params_changed = true;
     }
 
     /// The signal prior for tests of a language, if the model has one.
@@ -284,25 +236,58 @@ impl Index {
             .find(|prior| prior.language == language)
     }
 
-    pub fn entries(&self) -> &[Entry] {
-        &self.entries
+    /// The entry at `position`; panics past the end, as indexing a slice does.
+    pub fn entry(&self, position: usize) -> EntryRef<'_> {
+        self.get(position)
+            .unwrap_or_else(|| panic!("entry {position} of an index of {}", self.len()))
+    }
+
+    /// The entry at `position`, if there is one.
+    pub fn get(&self, position: usize) -> Option<EntryRef<'_>> {
+        (position < self.len()).then(|| EntryRef {
+            index: self,
+            position,
+            record: EntryRecord::read(self.section(kind::ENTRIES), position),
+        })
+    }
+
+    pub fn entries(&self) -> impl ExactSizeIterator<Item = EntryRef<'_>> + '_ {
+        (0..self.len()).map(|position| self.entry(position))
+    }
+
+    /// The language of the entry at `position`, without reading the rest of it.
+    pub fn entry_language(&self, position: usize) -> Option<Language> {
+        let record = self
+            .section(kind::ENTRIES)
+            .get(position * layout::ENTRY_LEN + 48)?;
+        Language::ALL.get(usize::from(*record)).copied()
+    }
+
+    /// Whether some entry is a test of `language`.
+    pub fn has_language(&self, language: Language) -> bool {
+        self.layout.summary.languages & (1 << language as u32) != 0
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.layout.summary.entries
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     pub fn vocabulary_len(&self) -> usize {
-        self.vocabulary.len()
+        self.layout.summary.vocabulary
     }
 
     /// The entry with this id.
     pub fn position(&self, id: &str) -> Option<usize> {
-        self.entries.iter().position(|entry| entry.id == id)
+        let strings = self.section(kind::STRINGS);
+        let entries = self.section(kind::ENTRIES);
+        (0..self.len()).find(|&position| {
+            EntryRecord::range(EntryRecord::read(entries, position).id)
+                .is_some_and(|range| &strings[range] == id.as_bytes())
+        })
     }
 
     /// Tokenises code the way this index's tests were tokenised.
@@ -310,19 +295,44 @@ impl Index {
         TokenBag::from_code(self.params.tokenizer, language, code)
     }
 
+    /// The vocabulary id of a token: a binary search of the tokens in text order.
+    fn token_id(&self, token: &str) -> Option<u32> {
+        let order = self.section(kind::VOCABULARY_ORDER);
+        let (mut low, mut high) = (0, self.vocabulary_len());
+        while low < high {
+            let middle = (low + high) / 2;
+            let id = layout::le_u32(order, middle * 4);
+            match self.token(id).cmp(token) {
+                std::cmp::Ordering::Less => low = middle + 1,
+                std::cmp::Ordering::Greater => high = middle,
+                std::cmp::Ordering::Equal => return Some(id),
+            }
+        }
+        None
+    }
+
     /// Embeds a bag for searching. Tokens that no indexed test has are left out: they cannot
     /// bring the test closer to any neighbour, only add noise (the FLAST paper's footnote 4).
     pub fn embed(&self, bag: &TokenBag) -> Query {
-        let known: Vec<(u32, u32)> = bag
-            .tokens
-            .iter()
-            .filter_map(|(token, count)| self.token_ids.get(&**token).map(|&id| (id, *count)))
-            .collect();
-        let mut projected = vec![0i32; self.params.projection.dims as usize];
-        self.project(&known, &mut projected);
+        let projection = &self.params.projection;
+        let mut projected = vec![0i32; projection.dims as usize];
+        let mut known_tokens = Vec::new();
+        for (token, count) in &bag.tokens {
+            let Some(id) = self.token_id(token) else {
+                continue;
+            };
+            known_tokens.push(id);
+            // Saturating: a count read from a file can be any u32.
+            let count = i32::try_from(*count).unwrap_or(i32::MAX);
+            for (column, sign) in projection.row(token) {
+                let slot = &mut projected[column as usize];
+                *slot = slot.saturating_add(i32::from(sign).saturating_mul(count));
+            }
+        }
+        known_tokens.sort_unstable();
         Query {
             vector: QueryVector::new(&projected),
-            known_tokens: known.iter().map(|&(id, _)| id).collect(),
+            known_tokens,
         }
     }
 
@@ -334,35 +344,54 @@ impl Index {
         k: usize,
         include: impl Fn(usize) -> bool,
     ) -> Vec<(usize, f64)> {
-        if query.is_empty() {
+        if query.is_empty() || self.is_empty() {
             return Vec::new();
         }
-        self.vectors.nearest(&query.vector, k, include)
+        self.vectors().nearest(&query.vector, k, include)
+    }
+
+    /// The bag of the entry at `position`, by vocabulary id.
+    fn stored_bag(&self, position: usize) -> Vec<(u32, u32)> {
+        let offsets = self.section(kind::BAG_OFFSETS);
+        let start = layout::le_u32(offsets, position * 4) as usize;
+        let end = layout::le_u32(offsets, position * 4 + 4) as usize;
+        layout::decode_bag(
+            &self.section(kind::BAG_BYTES)[start..end],
+            self.vocabulary_len(),
+        )
+    }
+
+    /// How many entries hold the token with this id.
+    fn id_frequency(&self, id: u32) -> u32 {
+        layout::le_u32(self.section(kind::DOCUMENT_FREQUENCY), id as usize * 4)
     }
 
     /// The tokens a query shares with an entry, rarest first.
     pub fn shared_tokens(&self, query: &Query, entry: usize) -> Vec<&str> {
-        let bag = &self.bags[entry];
+        if entry >= self.len() {
+            return Vec::new();
+        }
+        let bag = self.stored_bag(entry);
         let mut shared: Vec<u32> = query
             .known_tokens
             .iter()
             .copied()
             .filter(|id| bag.binary_search_by_key(id, |&(token, _)| token).is_ok())
             .collect();
-        shared.sort_by_key(|&id| (self.document_frequency[id as usize], id));
-        shared
-            .into_iter()
-            .map(|id| &*self.vocabulary[id as usize])
-            .collect()
+        shared.sort_by_key(|&id| (self.id_frequency(id), id));
+        shared.into_iter().map(|id| self.token(id)).collect()
     }
 
     /// The bag the entry at `position` was indexed with, so that a rebuilt index can carry it
     /// over without the test's code.
     pub fn entry_bag(&self, position: usize) -> Option<TokenBag> {
-        let bag = self.bags.get(position)?;
-        let mut tokens: Vec<(Arc<str>, u32)> = bag
-            .iter()
-            .map(|&(id, count)| (self.vocabulary[id as usize].clone(), count))
+        if position >= self.len() {
+            return None;
+        }
+        let mut tokens: Vec<(Arc<str>, u32)> = self
+            .stored_bag(position)
+            .into_iter()
+            .map(|(id, count)| (Arc::from(self.token(id)), count))
             .collect();
         tokens.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Some(TokenBag { tokens })
@@ -370,238 +399,104 @@ impl Index {
 
     /// How many entries contain `token`.
     pub fn document_frequency(&self, token: &str) -> u32 {
-        self.token_ids
-            .get(token)
-            .map_or(0, |&id| self.document_frequency[id as usize])
-    }
-
-    /// Adds a test, or replaces the entry with the same id. New tokens join the vocabulary; the
-    /// projection needs no rebuild because each token's row derives from the seed and its text.
-    pub fn upsert(&mut self, entry: Entry, bag: &TokenBag) -> usize {
-        if let Some(existing) = self.position(&entry.id) {
-            self.remove_at(existing);
-        }
-        let mut ids: Vec<(u32, u32)> = Vec::with_capacity(bag.tokens.len());
-        for (token, count) in &bag.tokens {
-            let id = match self.token_ids.get(&**token) {
-                Some(&id) => id,
-                None => self.add_token(token.clone()),
-            };
-            ids.push((id, *count));
-        }
-        ids.sort_unstable();
-        for &(id, _) in &ids {
-            self.document_frequency[id as usize] += 1;
-        }
-        let mut projected = vec![0i32; self.params.projection.dims as usize];
-        self.project(&ids, &mut projected);
-        self.vectors.push(&projected);
-        self.entries.push(entry);
-        self.bags.push(ids);
-        self.entries.len() - 1
-    }
-
-    fn add_token(&mut self, token: Arc<str>) -> u32 {
-        let id = self.vocabulary.len() as u32;
-        let row = self.params.projection.row(&token);
-        let (columns, values): (Vec<usize>, Vec<i32>) = row
-            .into_iter()
-            .map(|(column, sign)| (column as usize, i32::from(sign)))
-            .unzip();
-        let row = sprs::CsVec::new(self.params.projection.dims as usize, columns, values);
-        self.projection_rows = std::mem::replace(&mut self.projection_rows, CsMat::zero((0, 0)))
-            .append_outer_csvec(row.view());
-        self.vocabulary.push(token.clone());
-        self.token_ids.insert(token, id);
-        self.document_frequency.push(0);
-        id
-    }
-
-    /// Changes the label of the entry with this id; false when there is none.
-    pub fn relabel(
-        &mut self,
-        id: &str,
-        flaky: bool,
-        categories: Vec<Category>,
-        origin: Origin,
-    ) -> bool {
-        let Some(position) = self.position(id) else {
-            return false;
-        };
-        let entry = &mut self.entries[position];
-        entry.flaky = flaky;
-        entry.categories = categories;
-        entry.origin = origin;
-        true
-    }
-
-    /// Removes the entry with this id; false when there is none.
-    pub fn remove(&mut self, id: &str) -> bool {
-        let Some(position) = self.position(id) else {
-            return false;
-        };
-        self.remove_at(position);
-        true
-    }
-
-    fn remove_at(&mut self, position: usize) {
-        for &(id, _) in &self.bags[position] {
-            self.document_frequency[id as usize] -= 1;
-        }
-        self.entries.remove(position);
-        self.bags.remove(position);
-        self.vectors.remove(position);
+        self.token_id(token).map_or(0, |id| self.id_frequency(id))
     }
 
     /// The index in its file format.
-    pub fn to_bytes(&self) -> Result<Vec<u8>, FormatError> {
-        file::encode(&self.stored())
+    pub fn to_bytes(&self) -> Vec<u8> {
+        if self.params_changed {
+            writer::relaid(self)
+        } else {
+            self.bytes().to_vec()
+        }
     }
 
-    /// Reads an index from the bytes of its file format.
+    /// The sections of this index as they are laid out, the params as they are now.
+    fn sections(&self) -> Vec<(u32, std::borrow::Cow<'_, [u8]>)> {
+        kind::REQUIRED
+            .iter()
+            .map(|&section_kind| {
+                let bytes = if section_kind == kind::PARAMS {
+                    std::borrow::Cow::Owned(writer::encode_params(&self.params))
+                } else {
+                    std::borrow::Cow::Borrowed(self.section(section_kind))
+                };
+                (section_kind, bytes)
+            })
+            .collect()
+    }
+
+    /// Reads an index from the bytes of its file format, checking its checksum.
     pub fn from_bytes(bytes: &[u8]) -> Result<Index, FormatError> {
         let (version, payload) = file::open(bytes)?;
-        let mut stored = match version {
-            1 => v1::decode(payload)?,
-            _ => file::decode_payload(payload)?,
-        };
-        check_numbers(&stored, payload.len())?;
-        for prior in &mut stored.params.priors {
-            prior.rename_old_features();
+        match version {
+            1 | 2 => Index::from_legacy(version, payload),
+            _ => Index::open(Storage::Owned(Arc::from(bytes))),
         }
-        Index::from_stored(stored)
     }
 
+    /// Reads a model embedded in the binary, in place. Its checksum is not recomputed on every
+    /// start (that would read every byte of it): the bytes are the binary's own, and the test
+    /// suite checks each embedded model's checksum. Every table is still checked as for a file.
+    pub fn from_static(bytes: &'static [u8]) -> Result<Index, FormatError> {
+        let (version, payload) = file::open_unverified(bytes)?;
+        match version {
+            1 | 2 => {
+                file::open(bytes)?;
+                Index::from_legacy(version, payload)
+            }
+            _ => Index::open(Storage::Static(bytes)),
+        }
+    }
+
+    /// Decodes a payload of format 1 or 2 and lays it out anew.
+    fn from_legacy(version: u32, payload: &[u8]) -> Result<Index, FormatError> {
+        let legacy = match version {
+            1 => v1::decode(payload)?,
+            _ => v2::decode(payload)?,
+        };
+        legacy.check(payload.len())?;
+        let mut index = legacy.into_index();
+        for prior in &mut index.params.priors {
+            prior.rename_old_features();
+        }
+        Ok(index)
+    }
+
+    /// Loads an index file: a large one is mapped into memory, a small one read. The checksum
+    /// is verified before anything else reads the bytes.
     pub fn load(path: &Path) -> Result<Index, LoadError> {
+        let format_error = |source| LoadError::Format {
+            path: path.to_path_buf(),
+            source,
+        };
+        match file::map(path)? {
+            file::Mapped::Read(bytes) => Index::from_bytes(&bytes).map_err(format_error),
+            file::Mapped::Map(map) => {
+                let (version, payload) = file::open(&map).map_err(format_error)?;
+                match version {
+                    1 | 2 => Index::from_legacy(version, payload),
+                    _ => Index::open(Storage::Mapped(Arc::new(map))),
+                }
+                .map_err(format_error)
+            }
+        }
+    }
+
+    /// Loads an index file into memory, never mapping it: for a project index, which people and
+    /// tools may rewrite in place (`cp backup .flakesense/index`), where a mapping of the old
+    /// file would fault on the pages the rewrite cut off. Project indexes are small.
+    pub fn load_unmapped(path: &Path) -> Result<Index, LoadError> {
         Index::from_bytes(&file::read(path)?).map_err(|source| LoadError::Format {
             path: path.to_path_buf(),
             source,
         })
     }
 
-    /// Writes the index atomically (see [`file::write`]).
+    /// Writes the index atomically (see [`file::write_bytes`]).
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
-        file::write(path, &self.stored())
+        file::write_bytes(path, &self.to_bytes())
     }
-
-    fn stored(&self) -> Stored {
-        Stored {
-            params: self.params.clone(),
-            vocabulary: self
-                .vocabulary
-                .iter()
-                .map(|token| token.to_string())
-                .collect(),
-            entries: self.entries.clone(),
-            bags: self.bags.clone(),
-        }
-    }
-
-    /// Checks the invariants a decoded payload must hold before it is trusted.
-    fn from_stored(stored: Stored) -> Result<Index, FormatError> {
-        let corrupt = |what: &str| Err(FormatError::Undecodable(what.to_string()));
-        let projection = stored.params.projection;
-        if projection.dims == 0
-            || projection.dims > 1 << 16
-            || projection.nonzeros_per_token > projection.dims
-        {
-            return corrupt("impossible projection parameters");
-        }
-        if stored.entries.len() != stored.bags.len() {
-            return corrupt("entries and bags differ in number");
-        }
-        let vocabulary_len = stored.vocabulary.len() as u32;
-        if stored
-            .bags
-            .iter()
-            .flatten()
-            .any(|&(id, _)| id >= vocabulary_len)
-        {
-            return corrupt("a bag names a token outside the vocabulary");
-        }
-        if stored
-            .bags
-            .iter()
-            .any(|bag| bag.windows(2).any(|pair| pair[0].0 >= pair[1].0))
-        {
-            return corrupt("a bag is not sorted");
-        }
-        let vocabulary: Vec<Arc<str>> = stored.vocabulary.into_iter().map(Arc::from).collect();
-        Ok(Index::assemble(
-            stored.params,
-            vocabulary,
-            stored.entries,
-            stored.bags,
-        ))
-    }
-}
-
-/// Memory an index may claim besides what its file's size accounts for (see [`check_numbers`]).
-const BASE_MEMORY: u64 = 64 << 20;
-/// Memory an index may claim per byte of its payload: the projected vectors of a real index take
-/// a few times its file's size (940 bytes per test against about 340 in the file).
-const MEMORY_PER_PAYLOAD_BYTE: u64 = 64;
-
-/// Checks every number of a decoded payload before it sizes anything or reaches a computation:
-/// the checksum only proves that the file is what was written, not that a writer was honest.
-/// The projection matrix (vocabulary times non-zeros per token) and the projected vectors
-/// (entries times dimensions) must fit in memory proportionate to the payload; the prior's
-/// numbers must be finite, its probabilities within 0 and 1.
-fn check_numbers(stored: &Stored, payload_len: usize) -> Result<(), FormatError> {
-    let projection = &stored.params.projection;
-    let budget = BASE_MEMORY + MEMORY_PER_PAYLOAD_BYTE * payload_len as u64;
-    // A projection entry costs about 16 bytes while the matrix is built, a vector entry one.
-    let matrix = (stored.vocabulary.len() as u64)
-        .saturating_mul(u64::from(
-            projection.nonzeros_per_token.min(projection.dims),
-        ))
-        .saturating_mul(16);
-    let vectors = (stored.entries.len() as u64).saturating_mul(u64::from(projection.dims));
-    if matrix.saturating_add(vectors) > budget {
-        return Err(FormatError::Implausible(format!(
-            "{} tokens, {} tests and {} dimensions would take {} MB for a file of {} bytes",
-            stored.vocabulary.len(),
-            stored.entries.len(),
-            projection.dims,
-            matrix.saturating_add(vectors) >> 20,
-            payload_len
-        )));
-    }
-    for prior in &stored.params.priors {
-        let language = prior.language.name();
-        let numbers = [
-            ("bias", prior.bias),
-            ("information probability", prior.information_probability),
-            ("warning probability", prior.warning_probability),
-        ]
-        .into_iter()
-        .chain(
-            prior
-                .weights
-                .iter()
-                .chain(&prior.share_weights)
-                .chain(&prior.typical_shares)
-                .map(|(name, value)| (name.as_str(), *value)),
-        );
-        for (name, value) in numbers {
-            if !value.is_finite() {
-                return Err(FormatError::InvalidNumber(format!(
-                    "{value} as `{name}` of the {language} prior"
-                )));
-            }
-        }
-        for (name, probability) in [
-            ("information probability", prior.information_probability),
-            ("warning probability", prior.warning_probability),
-        ] {
-            if !(0.0..=1.0).contains(&probability) {
-                return Err(FormatError::InvalidNumber(format!(
-                    "{probability} as `{name}` of the {language} prior, not a probability"
-                )));
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -184,7 +184,9 @@ async fn analyse_and_publish(session: &Arc<Session>, uri: Uri, delay: Duration) 
 /// new one (stored, not published: the pending analysis publishes). For hovers and code actions.
 pub async fn current_analysis(session: &Arc<Session>, uri: &Uri) -> Option<Current> {
     session.wait_until_ready().await;
-    if let Some(current) = stored_current(session, uri) {
+    // After another process changed the labels, the stored judgement is stale.
+    let reloaded = reload_changed_project_index(session, None).await;
+    if !reloaded && let Some(current) = stored_current(session, uri) {
         return Some(current);
     }
     if let Ok(outcome) = analyse(session, uri).await? {
@@ -255,6 +257,28 @@ struct Skip {
     reason: Option<String>,
 }
 
+/// Reads the project index again when another process replaced it since the server read it,
+/// and judges the open documents again with it, except `judging` (whose analysis is under way).
+/// True when it was read again.
+async fn reload_changed_project_index(session: &Arc<Session>, judging: Option<&Uri>) -> bool {
+    if !session.project_index_changed() {
+        return false;
+    }
+    crate::lsp::initialize::load_project_index(session).await;
+    session.invalidate_predictions();
+    let others: Vec<Uri> = session
+        .documents
+        .lock()
+        .keys()
+        .filter(|other| Some(*other) != judging)
+        .cloned()
+        .collect();
+    for other in others {
+        schedule(session, other, Duration::ZERO);
+    }
+    true
+}
+
 /// Judges the document's current text; `None` when it is closed or the work failed (logged).
 async fn analyse(session: &Arc<Session>, uri: &Uri) -> Option<Result<Outcome, Skip>> {
     let snapshot = match take_snapshot(session, uri)? {
@@ -262,6 +286,7 @@ async fn analyse(session: &Arc<Session>, uri: &Uri) -> Option<Result<Outcome, Sk
         Err(skip) => return Some(Err(skip)),
     };
     session.ensure_default_model(snapshot.language).await;
+    reload_changed_project_index(session, Some(uri)).await;
     let context = {
         let state = session.state();
         let models = match state.models(snapshot.language) {

@@ -234,6 +234,11 @@ mod tests {
             id: id.to_string(),
             project: "p".to_string(),
             flaky,
+            label: if flaky {
+                crate::index::Label::Flaky
+            } else {
+                crate::index::Label::Stable
+            },
             categories: if flaky {
                 vec![Category::AsyncWait]
             } else {

@@ -17,7 +17,8 @@ use tower_lsp_server::ls_types::{
 
 use crate::analysis::similarity;
 use crate::category::Category;
-use crate::index::{Entry, Index, Origin};
+use crate::index::{Label, Origin};
+use crate::labels::{self, TestLabel};
 use crate::lsp::analyze::{self, JudgedTest, NeighborLocator, current_analysis, panic_message};
 use crate::lsp::session::{ProjectIndexState, Session};
 use crate::workspace;
@@ -106,8 +107,9 @@ pub async fn execute_command(
 }
 
 /// Labels a test in the workspace's index: flaky (`Some(category)`, the category defaulting to the
-/// predicted one) or not flaky (`None`). The index is created on first use and written
-/// atomically; then every open document is judged again.
+/// predicted one) or not flaky (`None`), through the label store ([`labels::record`]), which
+/// creates the index on first use and never loses another writer's labels; then every open
+/// document is judged again.
 async fn mark(
     session: &Arc<Session>,
     uri: Uri,
@@ -115,20 +117,10 @@ async fn mark(
     flaky: Option<Option<Category>>,
 ) -> Result<Option<LSPAny>> {
     let judged = judged_test(session, &uri, test_id).await?;
-    let _only_writer = session.marking.lock().await;
-    let (root, project_state, project, relative_path) = {
+    let _one_mark_at_a_time = session.marking.lock().await;
+    let (root, relative_path) = {
         let state = session.state();
-        (
-            state.root.clone(),
-            state.project.clone(),
-            state.workspace_name(),
-            state.relative_path(&uri),
-        )
-    };
-    let base = match project_state {
-        ProjectIndexState::Loaded(index) => Some(index),
-        ProjectIndexState::Missing => None,
-        ProjectIndexState::Unusable(reason) => return Err(refuse(session, reason).await),
+        (state.root.clone(), state.relative_path(&uri))
     };
     let Some(root) = root else {
         return Err(refuse(
@@ -137,48 +129,33 @@ async fn mark(
         )
         .await);
     };
-    let test = &judged.test;
-    let categories = match flaky {
-        Some(category) => category
-            .or(judged.judged.prediction.category)
-            .into_iter()
-            .collect(),
-        None => Vec::new(),
+    let (label, categories) = match flaky {
+        Some(category) => (
+            Label::Flaky,
+            category
+                .or(judged.judged.prediction.category)
+                .into_iter()
+                .collect(),
+        ),
+        None => (Label::Stable, Vec::new()),
     };
-    let entry = Entry {
-        id: test.id.clone(),
-        project,
-        source: "editor".to_string(),
-        language: test.language,
-        flaky: flaky.is_some(),
+    let described = describe_label(label, &categories);
+    let test_label = TestLabel {
+        test: judged.test.clone(),
+        path: relative_path,
+        label,
         categories,
         origin: Origin::Manual,
-        path: Some(relative_path),
-        // The code of flaky tests is kept so that others can read what their neighbour was.
-        code: flaky.is_some().then(|| test.code.clone()),
+        source: "editor".to_string(),
     };
-    let (language, code) = (test.language, test.code.clone());
-    let label = describe_label(&entry);
     let path = workspace::index_path(&root);
-    let saved = tokio::task::spawn_blocking({
-        let path = path.clone();
-        move || {
-            let mut index = match base {
-                Some(index) => Index::clone(&index),
-                None => Index::empty(workspace::new_index_params()),
-            };
-            let bag = index.bag(language, &code);
-            index.upsert(entry, &bag);
-            index.save(&path).map(|()| index)
-        }
-    })
-    .await;
-    let index = match saved {
-        Ok(Ok(index)) => index,
+    let recorded = tokio::task::spawn_blocking(move || labels::record(&root, &[test_label])).await;
+    let recorded = match recorded {
+        Ok(Ok(recorded)) => recorded,
         Ok(Err(error)) => {
             return Err(refuse(
                 session,
-                format!("cannot save {}: {error:#}", path.display()),
+                format!("cannot record the label in {}: {error:#}", path.display()),
             )
             .await);
         }
@@ -190,12 +167,27 @@ async fn mark(
             return Err(refuse(session, format!("labelling failed: {reason}")).await);
         }
     };
-    session.state_mut().project = ProjectIndexState::Loaded(Arc::new(index));
+    if let Some((error, moved_to)) = &recorded.moved_aside {
+        session
+            .show(
+                MessageType::WARNING,
+                format!(
+                    "flakesense: the workspace index was damaged ({error}). It was moved to {} \
+                     and a new one holds the tests you mark from now on.",
+                    moved_to.display()
+                ),
+            )
+            .await;
+    }
+    session.set_project_index(
+        ProjectIndexState::Loaded(Arc::new(recorded.index)),
+        recorded.stamp,
+    );
     session.invalidate_predictions();
     session
         .log(
             MessageType::INFO,
-            format!("marked {test_id} as {label} in {}", path.display()),
+            format!("marked {test_id} as {described} in {}", path.display()),
         )
         .await;
     // The new diagnostics go out before the reply: see `judge_all_and_publish`.
@@ -207,11 +199,11 @@ async fn mark(
     })))
 }
 
-fn describe_label(entry: &Entry) -> String {
-    match (entry.flaky, entry.categories.first()) {
-        (true, Some(category)) => format!("flaky ({category})"),
-        (true, None) => "flaky".to_string(),
-        (false, _) => "not flaky".to_string(),
+fn describe_label(label: Label, categories: &[Category]) -> String {
+    match (label, categories.first()) {
+        (Label::Flaky, Some(category)) => format!("flaky ({category})"),
+        (Label::Flaky, None) => "flaky".to_string(),
+        _ => "not flaky".to_string(),
     }
 }
 
@@ -272,10 +264,9 @@ async fn show_similar(session: &Arc<Session>, uri: Uri, test_id: &str) -> Result
                     let indexes = models.for_language(judged.test.language);
                     indexes
                         .get(neighbor.model)?
-                        .entries()
                         .get(neighbor.entry)?
-                        .code
-                        .clone()
+                        .code()
+                        .map(str::to_string)
                 });
                 lines.push(format!(
                     "{} ({}; {}; {}; similarity {:.2}) shares {}",

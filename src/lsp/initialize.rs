@@ -13,6 +13,7 @@ use tower_lsp_server::ls_types::{
 
 use crate::config::Config;
 use crate::index::Index;
+use crate::labels::FileStamp;
 use crate::language::Language;
 use crate::lsp::execute_command::COMMANDS;
 use crate::lsp::position::PositionEncoding;
@@ -140,7 +141,8 @@ pub async fn read_workspace_tests(session: &Arc<Session>) {
         .begin_progress("flakesense: reading the workspace's tests")
         .await;
     let started = std::time::Instant::now();
-    let counted = tokio::task::spawn_blocking(move || workspace::prevalence(&root, &exclude)).await;
+    let counted =
+        tokio::task::spawn_blocking(move || workspace::prevalence(&root, &exclude, true)).await;
     match counted {
         Ok(prevalence) => {
             let tests: u32 = Language::ALL
@@ -299,7 +301,16 @@ pub async fn load_project_index(session: &Session) {
     let Some(root) = session.state().root.clone() else {
         return;
     };
-    let loaded = tokio::task::spawn_blocking(move || workspace::load_project_index(&root)).await;
+    // The stamp is taken first: a file replaced while it is read is read again next time.
+    let loaded = tokio::task::spawn_blocking(move || {
+        let stamp = FileStamp::of(&workspace::index_path(&root));
+        (workspace::load_project_index(&root), stamp)
+    })
+    .await;
+    let (loaded, stamp) = match loaded {
+        Ok((loaded, stamp)) => (Ok(loaded), stamp),
+        Err(error) => (Err(error), None),
+    };
     let state = match loaded {
         Ok(ProjectIndex::Missing) => ProjectIndexState::Missing,
         Ok(ProjectIndex::Loaded(index)) => {
@@ -332,15 +343,15 @@ pub async fn load_project_index(session: &Session) {
             session
                 .show(MessageType::ERROR, format!("flakesense: {message}"))
                 .await;
-            ProjectIndexState::Unusable(message)
+            ProjectIndexState::Unusable
         }
         Err(error) => {
             let message = format!("loading the workspace index failed: {error}");
             session.log(MessageType::ERROR, &message).await;
-            ProjectIndexState::Unusable(message)
+            ProjectIndexState::Unusable
         }
     };
-    session.state_mut().project = state;
+    session.set_project_index(state, stamp);
 }
 
 /// Loads the models named in the settings; one that cannot be read is reported and skipped.

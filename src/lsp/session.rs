@@ -13,6 +13,7 @@ use tower_lsp_server::ls_types::{MessageType, ProgressToken, Uri};
 use crate::analysis::{Models, Thresholds};
 use crate::config::Config;
 use crate::index::Index;
+use crate::labels::FileStamp;
 use crate::language::Language;
 use crate::lsp::document::DocumentStore;
 use crate::lsp::position::PositionEncoding;
@@ -30,9 +31,9 @@ pub enum ProjectIndexState {
     #[default]
     Missing,
     Loaded(Arc<Index>),
-    /// A file the server must not overwrite (foreign, from a newer release, unreadable); marks
-    /// are refused until it is fixed or removed.
-    Unusable(String),
+    /// A file the server must not overwrite (foreign, from a newer release, unreadable): the
+    /// label store refuses marks until it is fixed or removed.
+    Unusable,
 }
 
 /// What the client said it can do, among the things the server would use.
@@ -80,6 +81,9 @@ pub struct State {
     pub thresholds: Thresholds,
     pub exclude: globset::GlobSet,
     pub project: ProjectIndexState,
+    /// The project index's file as `project` was read from it: when the file on disk differs,
+    /// another process wrote it and it is read again (see `analyze`).
+    pub project_stamp: Option<FileStamp>,
     pub extra: Vec<Arc<Index>>,
     /// How common each signal is among the workspace's tests; empty until they are read.
     pub prevalence: Arc<Prevalence>,
@@ -119,15 +123,6 @@ impl State {
             extra: self.extra.clone(),
             prevalence: self.prevalence.clone(),
         })
-    }
-
-    /// The name a marked test's `project` gets: the workspace folder's name.
-    pub fn workspace_name(&self) -> String {
-        self.root
-            .as_deref()
-            .and_then(Path::file_name)
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "workspace".to_string())
     }
 
     /// The path a document's test ids are built from: relative to the workspace root with `/`
@@ -214,6 +209,23 @@ impl Session {
 
     pub fn state_mut(&self) -> RwLockWriteGuard<'_, State> {
         self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Replaces the project index, read from a file with this stamp.
+    pub fn set_project_index(&self, project: ProjectIndexState, stamp: Option<FileStamp>) {
+        let mut state = self.state_mut();
+        state.project = project;
+        state.project_stamp = stamp;
+    }
+
+    /// True when the project index's file is no longer the one the server read: another server,
+    /// or `flakesense train --repo`, wrote it.
+    pub fn project_index_changed(&self) -> bool {
+        let state = self.state();
+        let Some(root) = &state.root else {
+            return false;
+        };
+        FileStamp::of(&crate::workspace::index_path(root)) != state.project_stamp
     }
 
     pub fn generation(&self) -> u64 {

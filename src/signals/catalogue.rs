@@ -133,7 +133,7 @@ pub struct Catalogue {
     pub pattern_fact: Vec<Fact>,
 }
 
-fn source_of(language: Language) -> &'static str {
+pub(crate) fn source_of(language: Language) -> &'static str {
     match language {
         Language::Java => include_str!("../../grammars/signals/java.toml"),
         Language::Python => include_str!("../../grammars/signals/python.toml"),

@@ -30,6 +30,20 @@ use std::ops::Range;
 pub use catalogue::{Catalogue, Kind, catalogue};
 pub use scan::{FileScan, Hit, scan};
 
+/// The catalogue's own spelling of a risk feature of `language` (a risk's id, or its
+/// `id@context`), as hits name it.
+pub fn feature_name(language: crate::language::Language, name: &str) -> Option<&'static str> {
+    catalogue(language).risks().find_map(|entry| {
+        if entry.id == name {
+            Some(entry.id.as_str())
+        } else if entry.context_feature == name {
+            Some(entry.context_feature.as_str())
+        } else {
+            None
+        }
+    })
+}
+
 use crate::category::Category;
 use crate::language::Language;
 

@@ -3,6 +3,7 @@
 //! files say about each other: how common each signal is among its tests, and the
 //! [`surroundings`] a file's tests are read with.
 
+pub mod cache;
 mod surroundings;
 
 pub use surroundings::{SurroundingsReader, discovery};
@@ -63,31 +64,60 @@ const MAX_COUNTED_FILES: usize = 5_000;
 /// How common each signal is among the tests of the workspace at `root` (files matching
 /// `exclude` left out, and Python files pytest would not collect): what a shipped model's prior
 /// weighs signals by. Files that cannot be read are passed over; whoever judges them reports why.
-pub fn prevalence(root: &Path, exclude: &globset::GlobSet) -> Prevalence {
+///
+/// With `use_cache`, the counts of files unchanged since the last run come from the workspace's
+/// cache ([`cache`]), and the cache is written back with this run's counts.
+pub fn prevalence(root: &Path, exclude: &globset::GlobSet, use_cache: bool) -> Prevalence {
     let (paths, _) = files::walk_sources(&[root.to_path_buf()], root, exclude);
     let surroundings = SurroundingsReader::new(root);
     let stride = paths.len().div_ceil(MAX_COUNTED_FILES).max(1);
     let sample: Vec<&PathBuf> = paths.iter().step_by(stride).collect();
-    sample
+    let cache = use_cache.then(|| cache::PrevalenceCache::read(root));
+    let counted: Vec<(String, Option<cache::FileKey>, Prevalence, bool)> = sample
         .par_iter()
-        .filter_map(|path| Some((path, files::read_source(path).ok()?)))
-        .filter(|(_, file)| !file.lossy)
-        .filter_map(|(path, file)| {
+        .filter_map(|path| {
+            let relative = relative_path(root, path);
+            let language = Language::from_path(path);
+            let key = cache
+                .as_ref()
+                .zip(language)
+                .and_then(|(cache, language)| cache.key(language, path));
+            if let Some((cache, key)) = cache.as_ref().zip(key.as_ref())
+                && let Some(cached) = cache.get(&relative, key)
+            {
+                return Some((relative, Some(*key), cached.clone(), false));
+            }
+            let file = files::read_source(path).ok()?;
+            if file.lossy {
+                return None;
+            }
             let surroundings = surroundings.for_file(file.language, path);
-            surroundings
-                .discovery
-                .collects_file(file.language, path)
-                .then(|| {
-                    let read = analysis::read_tests(
-                        file.language,
-                        &relative_path(root, path),
-                        &file.text,
-                        &surroundings,
-                    );
-                    tally(file.language, &read.signals)
-                })
+            let counts = if surroundings.discovery.collects_file(file.language, path) {
+                let read =
+                    analysis::read_tests(file.language, &relative, &file.text, &surroundings);
+                tally(file.language, &read.signals)
+            } else {
+                Prevalence::default()
+            };
+            Some((relative, key, counts, true))
         })
-        .reduce(Prevalence::default, Prevalence::merged)
+        .collect();
+    if let Some(cache) = &cache
+        && (counted.iter().any(|(_, _, _, fresh)| *fresh) || cache.len() != counted.len())
+    {
+        let kept: Vec<(String, cache::FileKey, Prevalence)> = counted
+            .iter()
+            .filter_map(|(relative, key, counts, _)| {
+                Some((relative.clone(), (*key)?, counts.clone()))
+            })
+            .collect();
+        cache.write(&kept);
+    }
+    counted
+        .into_iter()
+        .map(|(_, _, counts, _)| counts)
+        .reduce(Prevalence::merged)
+        .unwrap_or_default()
 }
 
 /// A path relative to the workspace root, `/`-separated, as ids and evidence show it.
@@ -138,18 +168,39 @@ pub enum ProjectIndex {
 
 /// Loads a workspace's index, moving a damaged one aside.
 pub fn load_project_index(root: &Path) -> ProjectIndex {
-    let path = index_path(root);
+    load_index(&index_path(root))
+}
+
+/// Loads the index at `path`, moving a damaged one aside.
+pub fn load_index(path: &Path) -> ProjectIndex {
     if !path.exists() {
         return ProjectIndex::Missing;
     }
-    match Index::load(&path) {
+    match Index::load_unmapped(path) {
         Ok(index) => ProjectIndex::Loaded(Box::new(index)),
-        Err(error) if error.is_corruption() => match quarantine(&path) {
+        Err(error) if error.is_corruption() => match quarantine(path) {
             Ok(moved_to) => ProjectIndex::Corrupt { error, moved_to },
             Err(_) => ProjectIndex::Unusable(error),
         },
         Err(error) => ProjectIndex::Unusable(error),
     }
+}
+
+/// The project index of the workspace at `root`, for a command that judges tests (`check`,
+/// `predict`), if there is one. Read only: the language server moves a damaged index aside, a
+/// command that judges must not touch the working tree, so it stops with an error instead.
+pub fn read_project_index(root: &Path) -> anyhow::Result<Option<std::sync::Arc<Index>>> {
+    let path = index_path(root);
+    if !path.exists() {
+        return Ok(None);
+    }
+    // `LoadError` names the file and its cause in its own message.
+    let index = Index::load_unmapped(&path).map_err(|error| {
+        anyhow::anyhow!(
+            "the project index is unusable (delete it, or open the project in an editor running flakesense to move it aside): {error}"
+        )
+    })?;
+    Ok(Some(std::sync::Arc::new(index)))
 }
 
 /// Moves a damaged file aside as `<name>.corrupt-<n>`, never overwriting an earlier one.

@@ -180,6 +180,11 @@ mod tests {
             id: id.to_string(),
             project: "p".to_string(),
             flaky,
+            label: if flaky {
+                crate::index::Label::Flaky
+            } else {
+                crate::index::Label::Stable
+            },
             categories: vec![category],
             origin: Origin::Dataset,
             path: None,

@@ -1,0 +1,381 @@
+//! Start-up costs, measured on whole processes as a pre-commit hook or an editor meets them
+//! (issue 15). Each case prints the median and the 90th percentile of its runs:
+//!
+//! - `files`: `flakesense check` of one file of each language (the demo's) in an otherwise empty
+//!   repository, with its peak resident memory;
+//! - `staged`: `flakesense check --staged` with one changed test file in the generated 1,000-file,
+//!   10,000-test repository, with the cache of the workspace's signal shares cold (removed before
+//!   each run) and warm;
+//! - `server`: `flakesense serve` from its start to the first diagnostics of a 200-test file opened
+//!   in that repository, and to the diagnostics weighed by the workspace's signal shares;
+//! - `whole`: `flakesense check` of the whole repository.
+//!
+//! Run with `cargo bench --bench instant -- [--runs N] [CASE...]`. `FLAKESENSE_BENCH_BINARY`
+//! names another binary to measure (an older build, for the figures before a change).
+
+#[path = "../tests/lsp_client/mod.rs"]
+mod lsp_client;
+
+#[path = "common/java_file.rs"]
+mod java_file;
+
+#[path = "common/tree.rs"]
+mod tree;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use lsp_client::{ClientBehaviour, LspClient};
+
+fn binary() -> PathBuf {
+    std::env::var_os("FLAKESENSE_BENCH_BINARY").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_flakesense")),
+        PathBuf::from,
+    )
+}
+
+/// One finished run of the binary: its wall time, processor time and peak resident set.
+struct Run {
+    wall: Duration,
+    cpu: Duration,
+    max_rss_mb: f64,
+}
+
+/// Runs the binary with `arguments` in `directory` and waits for it, reading its peak resident
+/// set from `wait4` (Linux and other Unixes; 0 elsewhere).
+fn run(directory: &Path, arguments: &[&str]) -> Run {
+    let started = Instant::now();
+    let child = Command::new(binary())
+        .args(arguments)
+        .current_dir(directory)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let (status, cpu, max_rss_mb) = wait(child);
+    let wall = started.elapsed();
+    assert!(
+        status == 0 || status == 1,
+        "{arguments:?} exited with {status}"
+    );
+    Run {
+        wall,
+        cpu,
+        max_rss_mb,
+    }
+}
+
+#[cfg(unix)]
+fn wait(child: std::process::Child) -> (i32, Duration, f64) {
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data that `wait4` fills in; the pid is our own child's.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to live locals of the right types.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4 failed");
+    std::mem::forget(child);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    let seconds = |time: libc::timeval| {
+        Duration::from_secs(time.tv_sec as u64) + Duration::from_micros(time.tv_usec as u64)
+    };
+    let cpu = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+    // Kilobytes on Linux.
+    (code, cpu, usage.ru_maxrss as f64 / 1024.0)
+}
+
+#[cfg(not(unix))]
+fn wait(mut child: std::process::Child) -> (i32, Duration, f64) {
+    let status = child.wait().expect("the child ends");
+    (status.code().unwrap_or(-1), Duration::ZERO, 0.0)
+}
+
+/// The value below which `share` of the sorted values lie (nearest rank).
+fn percentile(sorted: &[f64], share: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * share).round() as usize]
+}
+
+fn report(what: &str, runs: &[Run]) {
+    let mut walls: Vec<f64> = runs
+        .iter()
+        .map(|run| run.wall.as_secs_f64() * 1e3)
+        .collect();
+    walls.sort_by(f64::total_cmp);
+    let mut cpu: Vec<f64> = runs.iter().map(|run| run.cpu.as_secs_f64() * 1e3).collect();
+    cpu.sort_by(f64::total_cmp);
+    let mut rss: Vec<f64> = runs.iter().map(|run| run.max_rss_mb).collect();
+    rss.sort_by(f64::total_cmp);
+    println!(
+        "{what}: {} runs, median {:.1} ms, p90 {:.1} ms (processor time median {:.1} ms); peak resident median {:.0} MB",
+        runs.len(),
+        percentile(&walls, 0.5),
+        percentile(&walls, 0.9),
+        percentile(&cpu, 0.5),
+        percentile(&rss, 0.5),
+    );
+}
+
+fn git(directory: &Path, arguments: &[&str]) {
+    let status = Command::new("git")
+        .args(arguments)
+        .current_dir(directory)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {arguments:?}");
+}
+
+/// A git repository holding only the demo's three files, one per language.
+fn files(runs: usize) {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let root = directory.path();
+    git(root, &["init", "--quiet"]);
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/demo");
+    let sources = walk(&demo);
+    assert_eq!(sources.len(), 3, "{sources:?}");
+    for path in sources {
+        let copy = root.join(path.strip_prefix(&demo).expect("below the demo"));
+        std::fs::create_dir_all(copy.parent().expect("a directory")).expect("writable");
+        std::fs::copy(&path, copy).expect("copied");
+    }
+    run(root, &["check", "--exit-zero"]);
+    let measured: Vec<Run> = (0..runs)
+        .map(|_| run(root, &["check", "--exit-zero"]))
+        .collect();
+    report(
+        "check of one Java, one Python and one Rust file in an otherwise empty repository",
+        &measured,
+    );
+}
+
+/// The generated repository, committed, with the file that `staged` changes.
+struct Repository {
+    _directory: tempfile::TempDir,
+    root: PathBuf,
+}
+
+fn repository() -> Repository {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let root = directory.path().to_path_buf();
+    std::fs::write(root.join("flakesense.toml"), "").expect("writable");
+    tree::generate(&root);
+    std::fs::write(root.join("GeneratedTest.java"), java_file::generated_file()).expect("writable");
+    git(&root, &["init", "--quiet"]);
+    git(&root, &["add", "."]);
+    git(
+        &root,
+        &[
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.com",
+            "commit",
+            "--quiet",
+            "-m",
+            "generated",
+        ],
+    );
+    Repository {
+        _directory: directory,
+        root,
+    }
+}
+
+/// Stages a new test in one Java file of the repository.
+fn stage_a_change(root: &Path) -> PathBuf {
+    let changed = walk(&root.join("src/test/java"))
+        .into_iter()
+        .find(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "java")
+        })
+        .expect("a Java file");
+    let text = std::fs::read_to_string(&changed).expect("readable");
+    let end = text.rfind('}').expect("a class");
+    let added = "\n    @Test\n    void waitsForTheQueue() throws Exception {\n        queue.publish(\"x\");\n        Thread.sleep(200);\n        assertEquals(1, queue.size());\n    }\n";
+    std::fs::write(&changed, format!("{}{added}}}\n", &text[..end])).expect("writable");
+    git(root, &["add", "."]);
+    changed
+}
+
+fn walk(directory: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![directory.to_path_buf()];
+    while let Some(directory) = pending.pop() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&directory)
+            .map(|entries| {
+                entries
+                    .filter_map(|entry| Some(entry.ok()?.path()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn staged(repository: &Repository, runs: usize) {
+    let root = &repository.root;
+    stage_a_change(root);
+    let cache = root.join(".flakesense/cache");
+    // The files were written moments ago: let their modification times age, as a repository's
+    // files have, so that the cache does not count them as possibly still changing.
+    std::thread::sleep(Duration::from_secs(3));
+    let arguments = ["check", "--staged", "--exit-zero"];
+    let cold: Vec<Run> = (0..runs)
+        .map(|_| {
+            let _ = std::fs::remove_dir_all(&cache);
+            run(root, &arguments)
+        })
+        .collect();
+    report(
+        "check --staged, one changed file of 1,000, cache cold",
+        &cold,
+    );
+    run(root, &arguments);
+    let warm: Vec<Run> = (0..runs).map(|_| run(root, &arguments)).collect();
+    report(
+        "check --staged, one changed file of 1,000, cache warm",
+        &warm,
+    );
+}
+
+fn whole(repository: &Repository, runs: usize) {
+    let arguments = ["check", "--exit-zero"];
+    run(&repository.root, &arguments);
+    let measured: Vec<Run> = (0..runs)
+        .map(|_| run(&repository.root, &arguments))
+        .collect();
+    report("check of the whole 1,000-file repository", &measured);
+}
+
+/// The server's start: spawn, initialize, open the 200-test file; the time to its first
+/// diagnostics and to those after the workspace's tests were counted.
+async fn server_once(root: &Path, text: &str) -> (Duration, Duration) {
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new(binary())
+        .arg("serve")
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary starts");
+    let stdin = child.stdin.take().expect("piped");
+    let stdout = child.stdout.take().expect("piped");
+    let mut client = LspClient::new(stdout, stdin, ClientBehaviour::default());
+    let root_uri = format!("file://{}", root.display());
+    client
+        .initialize(json!({
+            "processId": null,
+            "rootUri": root_uri,
+            "workspaceFolders": [{"uri": root_uri, "name": "bench"}],
+            "capabilities": {},
+            "initializationOptions": {"debounceMs": 0},
+        }))
+        .await;
+    let uri = format!("{root_uri}/GeneratedTest.java");
+    client.open(&uri, "java", 1, text).await;
+    client.diagnostics(&uri, Some(1)).await;
+    let first = started.elapsed();
+    client
+        .wait_for(
+            "the workspace's tests counted",
+            |message: &Value| {
+                message["method"] == "window/logMessage"
+                    && message["params"]["message"]
+                        .as_str()
+                        .is_some_and(|text| text.contains("tests of the workspace"))
+            },
+            Duration::from_secs(60),
+        )
+        .await;
+    client.diagnostics(&uri, Some(1)).await;
+    let counted = started.elapsed();
+    client.shutdown_and_exit().await;
+    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    (first, counted)
+}
+
+fn server(repository: &Repository, runs: usize) {
+    let text = java_file::generated_file();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(server_once(&repository.root, &text));
+    let times: Vec<(Duration, Duration)> = (0..runs)
+        .map(|_| runtime.block_on(server_once(&repository.root, &text)))
+        .collect();
+    let summary = |values: Vec<Duration>| {
+        let mut millis: Vec<f64> = values.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        millis.sort_by(f64::total_cmp);
+        (percentile(&millis, 0.5), percentile(&millis, 0.9))
+    };
+    let (first_median, first_p90) = summary(times.iter().map(|t| t.0).collect());
+    let (counted_median, counted_p90) = summary(times.iter().map(|t| t.1).collect());
+    println!(
+        "server start to the first diagnostics of a 200-test file: {runs} runs, median {first_median:.1} ms, p90 {first_p90:.1} ms; to the diagnostics weighed by the workspace's signal shares: median {counted_median:.1} ms, p90 {counted_p90:.1} ms"
+    );
+}
+
+fn main() {
+    let mut runs = 10;
+    let mut cases: Vec<String> = Vec::new();
+    let mut arguments = std::env::args().skip(1);
+    while let Some(argument) = arguments.next() {
+        match argument.as_str() {
+            "--runs" => {
+                runs = arguments
+                    .next()
+                    .and_then(|runs| runs.parse().ok())
+                    .expect("--runs N")
+            }
+            // `cargo bench` passes this to every benchmark.
+            "--bench" => {}
+            case => cases.push(case.to_string()),
+        }
+    }
+    let wanted = |case: &str| cases.is_empty() || cases.iter().any(|wanted| wanted == case);
+    println!(
+        "binary: {}; load average at the start: {}",
+        binary().display(),
+        std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|load| load.split_whitespace().next().map(str::to_string))
+            .unwrap_or_else(|| "unknown".to_string())
+    );
+    if wanted("files") {
+        files(runs);
+    }
+    if wanted("staged") || wanted("server") || wanted("whole") {
+        let repository = repository();
+        if wanted("whole") {
+            whole(&repository, runs.min(5));
+        }
+        if wanted("server") {
+            server(&repository, runs);
+        }
+        if wanted("staged") {
+            staged(&repository, runs);
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! The signal-share cache: the same counts as without it, whatever changed in between.
+
+use super::*;
+use crate::workspace::prevalence;
+
+const SLEEPS: &str = "class SleepTest {\n    @Test\n    void waits() throws Exception {\n        Thread.sleep(100);\n    }\n}\n";
+const PURE: &str =
+    "class PureTest {\n    @Test\n    void adds() {\n        assertEquals(2, 1 + 1);\n    }\n}\n";
+
+fn workspace() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    write(root.path(), "src/SleepTest.java", SLEEPS);
+    write(root.path(), "src/PureTest.java", PURE);
+    write(
+        root.path(),
+        "tests/conftest.py",
+        "import time\nimport pytest\n\n@pytest.fixture\ndef slow():\n    time.sleep(1)\n",
+    );
+    write(
+        root.path(),
+        "tests/test_uses.py",
+        "def test_uses(slow):\n    assert slow is None\n",
+    );
+    root
+}
+
+fn write(root: &Path, relative: &str, text: &str) {
+    let path = root.join(relative);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+/// The counts with the cache (read, then written), checked against a count without it.
+fn counted(root: &Path) -> Prevalence {
+    let exclude = globset::GlobSet::empty();
+    let cached = prevalence(root, &exclude, true);
+    assert_eq!(
+        cached,
+        prevalence(root, &exclude, false),
+        "the cache changed the counts"
+    );
+    cached
+}
+
+fn cached_files(root: &Path) -> Vec<String> {
+    let mut files: Vec<String> = PrevalenceCache::read(root).files.into_keys().collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn unchanged_files_are_read_from_the_cache() {
+    let root = workspace();
+    let first = counted(root.path());
+    assert_eq!(first.count(Language::Java, "fixed-sleep"), (1, 2));
+    assert_eq!(
+        cached_files(root.path()),
+        [
+            "src/PureTest.java",
+            "src/SleepTest.java",
+            "tests/conftest.py",
+            "tests/test_uses.py"
+        ]
+    );
+    let cache = PrevalenceCache::read(root.path());
+    let path = root.path().join("src/SleepTest.java");
+    let key = cache.key(Language::Java, &path).unwrap();
+    assert_eq!(
+        cache.get("src/SleepTest.java", &key),
+        Some(&first_file_counts(&path))
+    );
+    assert!(
+        fs::read_to_string(root.path().join(".flakesense/cache/.gitignore"))
+            .unwrap()
+            .contains("\n*\n")
+    );
+}
+
+fn first_file_counts(path: &Path) -> Prevalence {
+    let text = fs::read_to_string(path).unwrap();
+    let read = crate::analysis::read_tests(
+        Language::Java,
+        "src/SleepTest.java",
+        &text,
+        &Default::default(),
+    );
+    crate::workspace::tally(Language::Java, &read.signals)
+}
+
+#[test]
+fn an_edit_a_rename_and_a_deletion_are_counted_again() {
+    let root = workspace();
+    counted(root.path());
+    // An edit: the pure test sleeps too.
+    write(
+        root.path(),
+        "src/PureTest.java",
+        &PURE.replace("assertEquals(2, 1 + 1);", "Thread.sleep(5);"),
+    );
+    assert_eq!(
+        counted(root.path()).count(Language::Java, "fixed-sleep"),
+        (2, 2)
+    );
+    // A rename.
+    fs::rename(
+        root.path().join("src/PureTest.java"),
+        root.path().join("src/RenamedTest.java"),
+    )
+    .unwrap();
+    assert_eq!(
+        counted(root.path()).count(Language::Java, "fixed-sleep"),
+        (2, 2)
+    );
+    assert!(cached_files(root.path()).contains(&"src/RenamedTest.java".to_string()));
+    assert!(!cached_files(root.path()).contains(&"src/PureTest.java".to_string()));
+    // A deletion.
+    fs::remove_file(root.path().join("src/SleepTest.java")).unwrap();
+    assert_eq!(
+        counted(root.path()).count(Language::Java, "fixed-sleep"),
+        (1, 1)
+    );
+    assert!(!cached_files(root.path()).contains(&"src/SleepTest.java".to_string()));
+}
+
+#[test]
+fn a_changed_conftest_counts_the_python_tests_again() {
+    let root = workspace();
+    let before = counted(root.path());
+    let (sleeping, tests) = before.count(Language::Python, "fixed-sleep@context");
+    assert_eq!((sleeping, tests), (1, 1), "{before:?}");
+    // The fixture stops sleeping; the test file itself is unchanged.
+    write(
+        root.path(),
+        "tests/conftest.py",
+        "import pytest\n\n@pytest.fixture\ndef slow():\n    return None\n",
+    );
+    let after = counted(root.path());
+    assert_eq!(after.count(Language::Python, "fixed-sleep@context"), (0, 1));
+}
+
+#[test]
+fn a_damaged_cache_is_rebuilt_silently() {
+    let root = workspace();
+    let first = counted(root.path());
+    let path = root.path().join(CACHE_PATH);
+    for damage in [&b"garbage"[..], &MAGIC[..], &[]] {
+        fs::write(&path, damage).unwrap();
+        assert_eq!(counted(root.path()), first);
+        assert_eq!(cached_files(root.path()).len(), 4, "rebuilt");
+    }
+    let mut bytes = fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes.truncate(last);
+    fs::write(&path, &bytes).unwrap();
+    assert_eq!(counted(root.path()), first);
+    assert_eq!(cached_files(root.path()).len(), 4, "rebuilt");
+}
+
+#[test]
+fn concurrent_runs_leave_a_valid_cache() {
+    let root = workspace();
+    let exclude = globset::GlobSet::empty();
+    let expected = prevalence(root.path(), &exclude, false);
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                for _ in 0..5 {
+                    assert_eq!(prevalence(root.path(), &exclude, true), expected);
+                }
+            });
+        }
+    });
+    assert_eq!(cached_files(root.path()).len(), 4);
+    assert_eq!(counted(root.path()), expected);
+}
