@@ -32,9 +32,11 @@ const FLAGGED: [(&str, &str); 3] = [
     ("tests/server.rs", "accepts_a_connection_after_start"),
 ];
 
-/// A copy of the demo, so no index or settings of this repository take part.
+/// A copy of the demo, so no index or settings of this repository take part; its own empty
+/// `flakesense.toml` makes it a project, whose root the ids are relative to.
 fn demo() -> tempfile::TempDir {
     let directory = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(directory.path().join("flakesense.toml"), "").expect("settings written");
     for (path, _) in FLAGGED {
         let target = directory.path().join(path);
         std::fs::create_dir_all(target.parent().expect("a parent")).expect("directories");

@@ -28,8 +28,8 @@ pub fn index_path(root: &Path) -> PathBuf {
 }
 
 /// The workspace root of a path: the nearest ancestor holding `.flakesense`, `flakesense.toml`
-/// or `.git`, else the current directory when it holds the path, else the path itself (or its
-/// directory, for a file).
+/// or `.git`, else the path itself (or its directory, for a file). Never the current directory:
+/// a file checked from a home directory must not make the whole home the workspace.
 pub fn find_root(start: &Path) -> PathBuf {
     let start = if start.is_file() {
         start.parent().unwrap_or(start)
@@ -43,17 +43,8 @@ pub fn find_root(start: &Path) -> PathBuf {
                 .iter()
                 .any(|marker| directory.join(marker).exists())
         })
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| unmarked_root(start))
-}
-
-/// Outside any project: the current directory when it holds `start` (ids and paths are then as
-/// the user typed them, whichever file comes first), else `start` itself.
-fn unmarked_root(start: &Path) -> PathBuf {
-    match std::env::current_dir() {
-        Ok(current) if start.starts_with(&current) => current,
-        _ => start.to_path_buf(),
-    }
+        .unwrap_or(start)
+        .to_path_buf()
 }
 
 /// A larger workspace (an editor opened on a home directory, a monorepo) is counted from this
