@@ -195,48 +195,72 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
         return Err(format!("{where_}: the id {} is used twice", pair[0]));
     }
     let grammar = language.grammar();
+    // One query for the whole catalogue, compiled once: compiling is most of a short check's
+    // time (tree-sitter analyses every pattern against the grammar), so no entry is compiled
+    // alone; a pattern's entry is the one whose text holds the pattern's first byte.
     let mut combined = String::new();
-    let mut pattern_entry = Vec::new();
-    for (position, entry) in entries.iter().enumerate() {
-        let alone = Query::new(&grammar, &entry.query)
-            .map_err(|error| format!("{where_}: {}: {error}", entry.id))?;
-        if alone.capture_index_for_name("hit").is_none() {
-            return Err(format!("{where_}: {} captures no @hit", entry.id));
-        }
-        if let Some(unknown) = alone
-            .capture_names()
-            .iter()
-            .find(|name| !name.starts_with('_') && !super::CAPTURES.contains(name))
-        {
-            return Err(format!(
-                "{where_}: {} uses an unknown capture @{unknown}",
-                entry.id
-            ));
-        }
-        pattern_entry.extend(std::iter::repeat_n(position, alone.pattern_count()));
+    let mut entry_ends = Vec::new();
+    for entry in &entries {
         combined.push_str(&entry.query);
         combined.push('\n');
+        entry_ends.push(combined.len());
     }
-    let query = Query::new(&grammar, &combined).map_err(|error| format!("{where_}: {error}"))?;
-    let mut facts_source = String::new();
-    let mut pattern_fact = Vec::new();
-    for fact in &file.fact {
-        let alone = Query::new(&grammar, &fact.query)
-            .map_err(|error| format!("{where_}: fact {:?}: {error}", fact.fact))?;
-        if alone.capture_index_for_name("name").is_none()
-            || (fact.fact == Fact::Binding) != alone.capture_index_for_name("value").is_some()
-        {
+    let query = Query::new(&grammar, &combined).map_err(|error| {
+        let at = entry_ends.partition_point(|&end| end <= error.offset);
+        let id = entries.get(at).map_or("?", |entry| entry.id.as_str());
+        format!("{where_}: {id}: {error}")
+    })?;
+    let hit = query.capture_index_for_name("hit");
+    let mut pattern_entry = Vec::with_capacity(query.pattern_count());
+    for pattern in 0..query.pattern_count() {
+        let start = query.start_byte_for_pattern(pattern);
+        let position = entry_ends.partition_point(|&end| end <= start);
+        let captures_hit = hit.is_some_and(|hit| {
+            query.capture_quantifiers(pattern)[hit as usize] != tree_sitter::CaptureQuantifier::Zero
+        });
+        if !captures_hit {
             return Err(format!(
-                "{where_}: a {:?} fact captures @name (and @value for a binding)",
-                fact.fact
+                "{where_}: {} has a pattern that captures no @hit",
+                entries[position].id
             ));
         }
-        pattern_fact.extend(std::iter::repeat_n(fact.fact, alone.pattern_count()));
+        pattern_entry.push(position);
+    }
+    if let Some(unknown) = query
+        .capture_names()
+        .iter()
+        .find(|name| !name.starts_with('_') && !super::CAPTURES.contains(name))
+    {
+        return Err(format!(
+            "{where_}: a query uses an unknown capture @{unknown}"
+        ));
+    }
+    let mut facts_source = String::new();
+    let mut fact_ends = Vec::new();
+    for fact in &file.fact {
         facts_source.push_str(&fact.query);
         facts_source.push('\n');
+        fact_ends.push(facts_source.len());
     }
     let facts =
         Query::new(&grammar, &facts_source).map_err(|error| format!("{where_}: {error}"))?;
+    let uses = |pattern: usize, capture: &str| {
+        facts.capture_index_for_name(capture).is_some_and(|index| {
+            facts.capture_quantifiers(pattern)[index as usize]
+                != tree_sitter::CaptureQuantifier::Zero
+        })
+    };
+    let mut pattern_fact = Vec::with_capacity(facts.pattern_count());
+    for pattern in 0..facts.pattern_count() {
+        let start = facts.start_byte_for_pattern(pattern);
+        let fact = file.fact[fact_ends.partition_point(|&end| end <= start)].fact;
+        if !uses(pattern, "name") || (fact == Fact::Binding) != uses(pattern, "value") {
+            return Err(format!(
+                "{where_}: a {fact:?} fact captures @name (and @value for a binding)"
+            ));
+        }
+        pattern_fact.push(fact);
+    }
     Ok(Catalogue {
         language,
         entries,
