@@ -38,7 +38,8 @@ impl SignalPrior {
         let calibration = L2_PENALTIES
             .iter()
             .filter_map(|&penalty| {
-                let predictions = held_out_predictions(&names, scaled, risks, &tallies, &groups, penalty)?;
+                let predictions =
+                    held_out_predictions(&names, scaled, risks, &tallies, &groups, penalty)?;
                 if whole {
                     let repositories: Vec<Prediction> = predictions
                         .iter()
