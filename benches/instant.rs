@@ -28,8 +28,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use lsp_client::{ClientBehaviour, LspClient};
-
 fn binary() -> PathBuf {
     std::env::var_os("FLAKESENSE_BENCH_BINARY").map_or_else(
         || PathBuf::from(env!("CARGO_BIN_EXE_flakesense")),
@@ -269,18 +267,7 @@ fn whole(repository: &Repository, runs: usize) {
 /// diagnostics and to those after the workspace's tests were counted.
 async fn server_once(root: &Path, text: &str) -> (Duration, Duration) {
     let started = Instant::now();
-    let mut child = tokio::process::Command::new(binary())
-        .arg("serve")
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the binary starts");
-    let stdin = child.stdin.take().expect("piped");
-    let stdout = child.stdout.take().expect("piped");
-    let mut client = LspClient::new(stdout, stdin, ClientBehaviour::default());
+    let (mut client, mut child) = lsp_client::spawn_server(binary(), root);
     let root_uri = format!("file://{}", root.display());
     client
         .initialize(json!({

@@ -7,14 +7,13 @@ mod lsp_client;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::process::Child;
 
 use flakesense::index::{Index, Label, Origin};
-use lsp_client::{ClientBehaviour, LspClient};
+use lsp_client::LspClient;
 
 const TESTS_FILE: &str = "src/test/java/demo/ManyTest.java";
 const MARKS_PER_SERVER: usize = 20;
@@ -66,18 +65,7 @@ fn uri(root: &Path) -> String {
 
 /// A real server process on the workspace, initialised, with the test file open and judged.
 async fn serve(root: &Path) -> (LspClient, Child) {
-    let mut child = tokio::process::Command::new(common::binary())
-        .arg("serve")
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the binary starts");
-    let stdin = child.stdin.take().expect("piped");
-    let stdout = child.stdout.take().expect("piped");
-    let mut client = LspClient::new(stdout, stdin, ClientBehaviour::default());
+    let (mut client, child) = lsp_client::spawn_server(common::binary(), root);
     let root_uri = format!("file://{}", root.display());
     client
         .initialize(json!({
@@ -91,12 +79,7 @@ async fn serve(root: &Path) -> (LspClient, Child) {
     client
         .collect_until(
             "the log line of the workspace's tests",
-            |message| {
-                message["method"] == "window/logMessage"
-                    && message["params"]["message"]
-                        .as_str()
-                        .is_some_and(|text| text.starts_with("read the"))
-            },
+            lsp_client::read_the_workspace,
             Duration::from_secs(60),
         )
         .await;

@@ -17,7 +17,7 @@ use flakesense::dataset::read_csv_file;
 use flakesense::embed::{TokenBag, Tokenizer};
 use flakesense::index::{BuildSettings, Dims, Entry, Index, Label, Origin};
 use flakesense::prior::SignalPrior;
-use lsp_client::{ClientBehaviour, LspClient};
+use lsp_client::{ClientBehaviour, LspClient, read_the_workspace};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lsp");
 const ORDER_TEST: &str = "src/test/java/org/example/OrderServiceTest.java";
@@ -105,13 +105,6 @@ impl Workspace {
             .await;
         (client, result)
     }
-}
-
-fn read_the_workspace(message: &Value) -> bool {
-    message["method"] == "window/logMessage"
-        && message["params"]["message"]
-            .as_str()
-            .is_some_and(|text| text.starts_with("read the"))
 }
 
 fn fixture(name: &str) -> String {

@@ -8,7 +8,6 @@ mod lsp_client;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -17,7 +16,6 @@ use flakesense::extract::extract_tests;
 use flakesense::index::{Label, Origin};
 use flakesense::labels::{self, TestLabel};
 use flakesense::language::Language;
-use lsp_client::{ClientBehaviour, LspClient};
 
 const JAVA: &str = "src/test/java/demo/NotificationTest.java";
 const PYTHON: &str = "tests/test_status_page.py";
@@ -90,18 +88,7 @@ fn predict(root: &Path) -> BTreeMap<String, (f64, bool)> {
 
 /// The score of each test a real server reports on, once it has read the workspace.
 async fn served_scores(root: &Path) -> BTreeMap<String, f64> {
-    let mut child = tokio::process::Command::new(common::binary())
-        .arg("serve")
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the binary starts");
-    let stdin = child.stdin.take().expect("piped");
-    let stdout = child.stdout.take().expect("piped");
-    let mut client = LspClient::new(stdout, stdin, ClientBehaviour::default());
+    let (mut client, _child) = lsp_client::spawn_server(common::binary(), root);
     let root_uri = format!("file://{}", root.display());
     client
         .initialize(json!({
@@ -114,12 +101,7 @@ async fn served_scores(root: &Path) -> BTreeMap<String, f64> {
     client
         .collect_until(
             "the log line of the workspace's tests",
-            |message| {
-                message["method"] == "window/logMessage"
-                    && message["params"]["message"]
-                        .as_str()
-                        .is_some_and(|text| text.starts_with("read the"))
-            },
+            lsp_client::read_the_workspace,
             Duration::from_secs(60),
         )
         .await;

@@ -4,6 +4,8 @@
 #![allow(dead_code)] // each test binary uses its own part of this module
 
 use std::collections::VecDeque;
+use std::path::Path;
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -246,4 +248,36 @@ impl LspClient {
         assert!(response.get("error").is_none(), "{response}");
         self.notify("exit", Value::Null).await;
     }
+}
+
+/// A real `flakesense serve` process (`binary`) working in `root`, with a client on its standard
+/// input and output; its standard error is dropped, and the process dies with its handle.
+pub fn spawn_server(
+    binary: impl AsRef<std::ffi::OsStr>,
+    root: &Path,
+) -> (LspClient, tokio::process::Child) {
+    let mut child = tokio::process::Command::new(binary)
+        .arg("serve")
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary starts");
+    let stdin = child.stdin.take().expect("piped");
+    let stdout = child.stdout.take().expect("piped");
+    (
+        LspClient::new(stdout, stdin, ClientBehaviour::default()),
+        child,
+    )
+}
+
+/// The server's log line saying it has read the workspace's tests (after which it judges the
+/// open documents again).
+pub fn read_the_workspace(message: &Value) -> bool {
+    message["method"] == "window/logMessage"
+        && message["params"]["message"]
+            .as_str()
+            .is_some_and(|text| text.starts_with("read the"))
 }
