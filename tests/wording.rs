@@ -6,10 +6,10 @@
 //! Figures and neighbours depend on the shipped models, which are retrained from time to time,
 //! so they are replaced by placeholders; the verdicts, signals, categories and hints are kept.
 
+mod common;
 mod lsp_client;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use regex::Regex;
@@ -71,23 +71,17 @@ fn redact(text: &str) -> String {
     lines.join("\n") + "\n"
 }
 
-fn flakesense(directory: &Path, arguments: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_flakesense"))
-        .args(arguments)
-        .current_dir(directory)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("flakesense runs");
-    String::from_utf8(output.stdout).expect("UTF-8 output")
-}
-
 #[test]
 fn check_speaks_of_similarity_signals_and_a_hint_in_the_tests_language() {
     let demo = demo();
     let paths: Vec<&str> = FLAGGED.iter().map(|(path, _)| *path).collect();
     let mut arguments = vec!["check", "--exit-zero"];
     arguments.extend(&paths);
-    insta::assert_snapshot!(redact(&flakesense(demo.path(), &arguments)));
+    insta::assert_snapshot!(redact(&common::run_ok(
+        "flakesense",
+        &arguments,
+        demo.path()
+    )));
 }
 
 #[test]
@@ -96,7 +90,11 @@ fn predict_speaks_as_check_does() {
     let paths: Vec<&str> = FLAGGED.iter().map(|(path, _)| *path).collect();
     let mut arguments = vec!["predict"];
     arguments.extend(&paths);
-    insta::assert_snapshot!(redact(&flakesense(demo.path(), &arguments)));
+    insta::assert_snapshot!(redact(&common::run_ok(
+        "flakesense",
+        &arguments,
+        demo.path()
+    )));
 }
 
 #[tokio::test]
