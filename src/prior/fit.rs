@@ -19,12 +19,13 @@ impl SignalPrior {
         // A project with flaky tests only (a list of known flaky tests) says nothing about how
         // often a signal sits in stable code, so it stays out of the fit; its tests remain
         // neighbours in the index. Leaving it out raised the held-out recall of Java's fixtrain
-        // repositories from 21.5% to 23.9% at the same 3% alarm rate (models/README.md).
+        // repositories from 21.5% to 23.9% at the same 3% alarm rate (`flakesense eval --fixes`,
+        // measured with a temporary switch that was not kept). Every flaky test left then comes
+        // from a project whose shares are known, so the share weights can be learned.
         let mut groups = group(examples);
-        let projects = tally(&names[..risks], &groups);
-        groups.retain(|group| projects[group.example.project].stable);
         let tallies = tally(&names[..risks], &groups);
-        let scaled = if share_weights_learnable(&tallies, &groups) {
+        groups.retain(|group| tallies[group.example.project].stable);
+        let scaled = if groups.iter().any(|group| group.example.flaky) {
             risks
         } else {
             0
@@ -88,27 +89,6 @@ impl SignalPrior {
             category_evidence: Vec::new(),
         }
     }
-}
-
-/// Whether the share weights can be learned: only from flaky tests whose project's shares are
-/// known, so most flaky tests must come from projects with stable tests too. Java's training
-/// data is mostly sets of flaky tests alone (IDoFT, FlakyCat): there the weights would be fitted
-/// on imputed shares, and measured, they cost Java what they gave Rust (models/README.md).
-pub(super) fn share_weights_learnable(
-    tallies: &BTreeMap<&str, ProjectTally>,
-    groups: &[Group<'_>],
-) -> bool {
-    let flaky: f64 = groups
-        .iter()
-        .filter(|group| group.example.flaky)
-        .map(|group| group.count)
-        .sum();
-    let known: f64 = groups
-        .iter()
-        .filter(|group| group.example.flaky && tallies[group.example.project].stable)
-        .map(|group| group.count)
-        .sum();
-    2.0 * known > flaky
 }
 
 /// Examples of one project with the same features and label, counted: the fit, the held-out

@@ -38,7 +38,7 @@ pub struct SignalPrior {
     pub weights: Vec<(String, f64)>,
     /// Per risk, by name: the weight of the risk times its share among the project's tests.
     /// Negative where a signal common in a project says less about each of its tests. Empty
-    /// when the training data could not teach it (see `share_weights_learnable`).
+    /// when the training data has no flaky test of a project with stable tests to teach it.
     pub share_weights: Vec<(String, f64)>,
     /// Per risk, by name: its mean share among the training projects' tests. It stands in for a
     /// project whose tests are unknown, and a small project's shares are drawn toward it. Empty
