@@ -170,7 +170,32 @@ fn run_repositories(args: &EvalArgs) -> Result<ExitCode> {
         }
         Format::Table => write_repository_table(&mut stdout, &figures, &sigmas)?,
     }
+    if let Some(path) = &args.predictions {
+        write_repository_predictions(path, &figures)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Every judged test of the held-out repositories: its score, whether it was fixed for
+/// flakiness, and the evidence a user would read.
+fn write_repository_predictions(path: &PathBuf, figures: &[RepositoryFigures]) -> Result<()> {
+    let mut writer =
+        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    writer.write_record(["id", "project", "flaky", "score", "category", "evidence"])?;
+    for repository in figures {
+        for test in &repository.judged {
+            writer.write_record([
+                test.id.as_str(),
+                &repository.project,
+                if test.fixed { "1" } else { "0" },
+                &format!("{:.4}", test.score),
+                test.category.map_or("", |category| category.name()),
+                &test.evidence.join("; "),
+            ])?;
+        }
+    }
+    writer.flush()?;
+    Ok(())
 }
 
 fn write_repository_table(

@@ -2,7 +2,8 @@
 //! are judged by a signal prior fitted without it (on the labelled CSVs and the other
 //! repositories), and the figures are those a user of that repository would see: the share of
 //! its tests warned (the alarm rate) and the share of its tests later fixed for flakiness that
-//! were flagged before their fix (the recall). Only the prior judges: across projects the
+//! were flagged before their fix (the recall). Only the prior judges, through the same
+//! [`predict::prior_opinion`] as `check` (no warning without evidence): across projects the
 //! neighbours almost never come near enough to vote (models/README.md).
 
 use rayon::prelude::*;
@@ -11,9 +12,10 @@ use serde::Serialize;
 use crate::dataset::LabeledTest;
 use crate::fixes::Repository;
 use crate::language::Language;
+use crate::predict;
 use crate::prevalence::Prevalence;
 use crate::prior::{Example, SignalPrior};
-use crate::signals::{self, Signals};
+use crate::signals::{self, SignalHit, Signals};
 
 /// What one held-out repository showed at each threshold.
 #[derive(Debug, Clone, Serialize)]
@@ -26,6 +28,21 @@ pub struct RepositoryFigures {
     pub fixed: usize,
     /// Per threshold (in the order given): snapshot tests flagged, fixed tests flagged.
     pub flagged: Vec<(usize, usize)>,
+    /// Every test's verdict, for `eval --predictions`.
+    #[serde(skip)]
+    pub judged: Vec<JudgedTest>,
+}
+
+/// One test of a held-out repository as the prior judged it.
+#[derive(Debug, Clone)]
+pub struct JudgedTest {
+    pub id: String,
+    /// Fixed for flakiness (as it was before its fix), or a test of the snapshot.
+    pub fixed: bool,
+    pub score: f64,
+    pub category: Option<crate::category::Category>,
+    /// The evidence, strongest first, as `check` shows it.
+    pub evidence: Vec<String>,
 }
 
 /// Judges every repository of `language` with a prior that did not see it, at each of `sigmas`.
@@ -70,11 +87,23 @@ pub fn leave_one_repository_out(
                 .iter()
                 .map(|test| (language, &test.signals))
                 .collect();
-            let scores: Vec<(f64, bool)> = held_out
+            let judged: Vec<JudgedTest> = held_out
                 .tests
                 .iter()
-                .map(|test| (prior.score(&test.signals, &prevalence), test.test.flaky))
+                .map(|test| {
+                    let (opinion, evidence) =
+                        predict::prior_opinion(&prior, &test.signals, &prevalence);
+                    JudgedTest {
+                        id: test.test.id.clone(),
+                        fixed: test.test.flaky,
+                        score: opinion.score,
+                        category: opinion.category,
+                        evidence: evidence.iter().map(SignalHit::evidence).collect(),
+                    }
+                })
                 .collect();
+            let scores: Vec<(f64, bool)> =
+                judged.iter().map(|test| (test.score, test.fixed)).collect();
             let fixed = scores.iter().filter(|(_, flaky)| *flaky).count();
             RepositoryFigures {
                 project: held_out.project.clone(),
@@ -93,6 +122,7 @@ pub fn leave_one_repository_out(
                         (count(false), count(true))
                     })
                     .collect(),
+                judged,
             }
         })
         .collect()
