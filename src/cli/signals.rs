@@ -46,6 +46,8 @@ struct SignalView<'a> {
     what: &'a str,
     why: &'a str,
     fix: &'a str,
+    /// Mitigations whose presence makes the signal no risk.
+    unless: &'a [String],
     example: Option<&'a str>,
 }
 
@@ -71,6 +73,7 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
                 what: &entry.what,
                 why: &entry.why,
                 fix: &entry.fix,
+                unless: &entry.unless,
                 example: entry.matches.first().map(String::as_str),
             });
         }
@@ -103,6 +106,13 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
                     writeln!(out, "\n  What it matches: {}", view.what)?;
                     writeln!(out, "\n  Why: {}", view.why)?;
                     writeln!(out, "\n  Fix: {}", view.fix)?;
+                    if !view.unless.is_empty() {
+                        writeln!(
+                            out,
+                            "\n  Not counted in a test that also has: {}",
+                            view.unless.join(", ")
+                        )?;
+                    }
                     if let Some(example) = view.example {
                         writeln!(out, "\n  Example:\n")?;
                         for line in example.lines() {

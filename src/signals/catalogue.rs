@@ -61,6 +61,11 @@ pub struct Entry {
     /// compared in an assertion is not fetched).
     #[serde(default)]
     pub not_inside_call: Option<String>,
+    /// Mitigations of the same language that make this entry no risk when the test or what it
+    /// runs has one: a tokio sleep under a paused clock does not wait, randomness after a seed
+    /// repeats.
+    #[serde(default)]
+    pub unless: Vec<String>,
     /// Code that must match, each a whole test (Java: a method, wrapped in a class for parsing).
     #[serde(default)]
     pub matches: Vec<String>,
@@ -187,6 +192,19 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
                 None => None,
             };
             entries.push(entry);
+        }
+    }
+    for entry in &entries {
+        for mitigation in &entry.unless {
+            let known = entries
+                .iter()
+                .any(|other| other.id == *mitigation && other.kind() == Kind::Mitigation);
+            if !known {
+                return Err(format!(
+                    "{where_}: {}: `unless` names {mitigation:?}, which is not a mitigation",
+                    entry.id
+                ));
+            }
         }
     }
     let mut ids: Vec<&str> = entries.iter().map(|entry| entry.id.as_str()).collect();

@@ -178,9 +178,22 @@ pub fn detect_regions(language: Language, regions: &[Region<'_>]) -> Signals {
     for region in regions {
         for hit in region.scan.within(region.range.clone()) {
             let entry = &catalogue.entries[hit.entry];
+            if entry.kind() == Kind::Mitigation && !signals.mitigations.contains(&entry.id.as_str())
+            {
+                signals.mitigations.push(&entry.id);
+            }
+        }
+    }
+    for region in regions {
+        for hit in region.scan.within(region.range.clone()) {
+            let entry = &catalogue.entries[hit.entry];
             match entry.kind() {
                 Kind::Risk => {
-                    if signals.risks.iter().any(|found| found.id == entry.id) {
+                    let mitigated = entry
+                        .unless
+                        .iter()
+                        .any(|mitigation| signals.mitigations.contains(&mitigation.as_str()));
+                    if mitigated || signals.risks.iter().any(|found| found.id == entry.id) {
                         continue;
                     }
                     let Some(category) = entry.category else {
@@ -200,11 +213,7 @@ pub fn detect_regions(language: Language, regions: &[Region<'_>]) -> Signals {
                         place: region.place.clone(),
                     });
                 }
-                Kind::Mitigation => {
-                    if !signals.mitigations.contains(&entry.id.as_str()) {
-                        signals.mitigations.push(&entry.id);
-                    }
-                }
+                Kind::Mitigation => {}
             }
         }
     }
