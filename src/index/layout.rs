@@ -94,18 +94,22 @@ pub mod kind {
 const SUMMARY_LEN: usize = 32;
 const DIRECTORY_ENTRY_LEN: usize = 24;
 
+#[inline]
 pub fn le_u16(bytes: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([bytes[at], bytes[at + 1]])
 }
 
+#[inline]
 pub fn le_u32(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
+#[inline]
 pub fn le_u64(bytes: &[u8], at: usize) -> u64 {
     u64::from(le_u32(bytes, at)) | (u64::from(le_u32(bytes, at + 4)) << 32)
 }
 
+#[inline]
 pub fn le_f64(bytes: &[u8], at: usize) -> f64 {
     f64::from_bits(le_u64(bytes, at))
 }
