@@ -135,7 +135,9 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let report = judge(&args)?;
     let colour = std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-    let mut out = std::io::stdout().lock();
+    // Standard output flushes at every line; a report of thousands of findings is written in
+    // large pieces instead of a system call per line.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let written = format::write(args.format, &report, &mut out, colour)
         .and_then(|()| out.flush().map_err(anyhow::Error::from));
     match written {
