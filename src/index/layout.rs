@@ -506,10 +506,16 @@ fn check_string_table(offsets: &[u8], text: &[u8], what: &str) -> Result<(), For
 
 /// A string of a table checked by [`check_string_table`].
 pub fn table_string<'a>(offsets: &[u8], text: &'a [u8], position: usize) -> &'a str {
+    // Checked at load: the range is in bounds, on character boundaries of UTF-8 text.
+    std::str::from_utf8(table_bytes(offsets, text, position)).unwrap_or_default()
+}
+
+/// The bytes of a string of a table, for comparing without checking them again: UTF-8 strings
+/// order as their bytes do.
+pub fn table_bytes<'a>(offsets: &[u8], text: &'a [u8], position: usize) -> &'a [u8] {
     let start = le_u32(offsets, position * 4) as usize;
     let end = le_u32(offsets, position * 4 + 4) as usize;
-    // Checked at load: the range is in bounds, on character boundaries of UTF-8 text.
-    std::str::from_utf8(&text[start..end]).unwrap_or_default()
+    &text[start..end]
 }
 
 /// Appends `value` as LEB128.

@@ -295,14 +295,17 @@ impl Index {
         TokenBag::from_code(self.params.tokenizer, language, code)
     }
 
-    /// The vocabulary id of a token: a binary search of the tokens in text order.
+    /// The vocabulary id of a token: a binary search of the tokens in text order, comparing
+    /// bytes (which order as the text does) so that no token is checked as UTF-8 again.
     fn token_id(&self, token: &str) -> Option<u32> {
         let order = self.section(kind::VOCABULARY_ORDER);
+        let offsets = self.section(kind::VOCABULARY_OFFSETS);
+        let text = self.section(kind::VOCABULARY_TEXT);
         let (mut low, mut high) = (0, self.vocabulary_len());
         while low < high {
             let middle = (low + high) / 2;
             let id = layout::le_u32(order, middle * 4);
-            match self.token(id).cmp(token) {
+            match layout::table_bytes(offsets, text, id as usize).cmp(token.as_bytes()) {
                 std::cmp::Ordering::Less => low = middle + 1,
                 std::cmp::Ordering::Greater => high = middle,
                 std::cmp::Ordering::Equal => return Some(id),
