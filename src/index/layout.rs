@@ -20,7 +20,7 @@
 //! | summary | entries (u64), vocabulary tokens (u64), signal ids (u64), dimensions (u32), languages (u32 bit set) |
 //! | params | the [`super::ModelParams`], bincode 2 (standard configuration, serde) |
 //! | vocabulary offsets, text | token `t` is `text[offsets[t]..offsets[t + 1]]` (u32 offsets, one more than tokens) |
-//! | vocabulary order | token ids (u32) sorted by their text, for binary search |
+//! | vocabulary order | token ids (u32) sorted by their text, for binary search (this reader finds ids through a hash table instead, see [`super::tokens`]) |
 //! | document frequency | per token, the entries holding it (u32) |
 //! | entries | one [`ENTRY_LEN`]-byte record per entry (see [`EntryRecord`]) |
 //! | strings | the UTF-8 text the entry records point into |
@@ -94,18 +94,22 @@ pub mod kind {
 const SUMMARY_LEN: usize = 32;
 const DIRECTORY_ENTRY_LEN: usize = 24;
 
+#[inline]
 pub fn le_u16(bytes: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([bytes[at], bytes[at + 1]])
 }
 
+#[inline]
 pub fn le_u32(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
+#[inline]
 pub fn le_u64(bytes: &[u8], at: usize) -> u64 {
     u64::from(le_u32(bytes, at)) | (u64::from(le_u32(bytes, at + 4)) << 32)
 }
 
+#[inline]
 pub fn le_f64(bytes: &[u8], at: usize) -> f64 {
     f64::from_bits(le_u64(bytes, at))
 }
@@ -502,10 +506,16 @@ fn check_string_table(offsets: &[u8], text: &[u8], what: &str) -> Result<(), For
 
 /// A string of a table checked by [`check_string_table`].
 pub fn table_string<'a>(offsets: &[u8], text: &'a [u8], position: usize) -> &'a str {
+    // Checked at load: the range is in bounds, on character boundaries of UTF-8 text.
+    std::str::from_utf8(table_bytes(offsets, text, position)).unwrap_or_default()
+}
+
+/// The bytes of a string of a table, for comparing without checking them again: UTF-8 strings
+/// order as their bytes do.
+pub fn table_bytes<'a>(offsets: &[u8], text: &'a [u8], position: usize) -> &'a [u8] {
     let start = le_u32(offsets, position * 4) as usize;
     let end = le_u32(offsets, position * 4 + 4) as usize;
-    // Checked at load: the range is in bounds, on character boundaries of UTF-8 text.
-    std::str::from_utf8(&text[start..end]).unwrap_or_default()
+    &text[start..end]
 }
 
 /// Appends `value` as LEB128.

@@ -1,10 +1,15 @@
 //! Projected vectors held as 8-bit integers in column-major blocks, and the exact
 //! nearest-neighbour scan over them, both as an index file stores them.
 
+mod dots;
+
 /// Rows per block. A block's column is contiguous, so adding a query dimension's contribution
 /// to every row of a block is one vectorised loop; a block's dot products (64 KB) stay in the
 /// processor's cache.
 pub const BLOCK: usize = 16384;
+
+/// Rows whose keys are compared with the k-th best at once, before any is ranked alone.
+const RANK_CHUNK: usize = 16;
 
 /// The stored vectors of an index, read where they lie (see [`lay_out`] for the layout).
 ///
@@ -68,7 +73,8 @@ pub fn norms(rows: &[i8], dims: usize) -> (Vec<u8>, Vec<u8>) {
 /// A query prepared for scanning: its non-zero dimensions after quantisation.
 #[derive(Debug, Clone)]
 pub struct QueryVector {
-    nonzeros: Vec<(u32, i32)>,
+    /// Values are signed bytes, as [`quantize`] makes them: the scan's kernel relies on it.
+    nonzeros: Vec<dots::Term>,
     squared_norm: u32,
 }
 
@@ -80,7 +86,7 @@ impl QueryVector {
             .iter()
             .enumerate()
             .filter(|&(_, &value)| value != 0)
-            .map(|(dim, &value)| (dim as u32, i32::from(value)))
+            .map(|(dim, &value)| (dim as u32, value))
             .collect();
         QueryVector {
             nonzeros,
@@ -125,10 +131,6 @@ impl<'a> VectorsView<'a> {
         super::layout::le_u32(self.squared_norms, row * 4)
     }
 
-    fn inverse_norm(&self, row: usize) -> f64 {
-        super::layout::le_f64(self.inverse_norms, row * 8)
-    }
-
     /// A row's values, for carrying an entry into a new index.
     #[cfg(test)]
     pub fn row(&self, row: usize) -> Vec<i8> {
@@ -146,7 +148,9 @@ impl<'a> VectorsView<'a> {
         let dot: i32 = query
             .nonzeros
             .iter()
-            .map(|&(dim, value)| value * i32::from(block[dim as usize * rows + row - first] as i8))
+            .map(|&(dim, value)| {
+                i32::from(value) * i32::from(block[dim as usize * rows + row - first] as i8)
+            })
             .sum();
         cosine(dot, query.squared_norm, self.squared_norm(row))
     }
@@ -168,35 +172,6 @@ impl<'a> VectorsView<'a> {
         {
             return Vec::new();
         }
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU supports AVX2, checked just above.
-                return unsafe { self.nearest_avx2(query, k, &include) };
-            }
-        }
-        self.nearest_portable(query, k, &include)
-    }
-
-    /// The same scan compiled for AVX2, so the column loop runs on 256-bit registers.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn nearest_avx2(
-        &self,
-        query: &QueryVector,
-        k: usize,
-        include: &dyn Fn(usize) -> bool,
-    ) -> Vec<(usize, f64)> {
-        self.nearest_portable(query, k, include)
-    }
-
-    #[inline(always)]
-    fn nearest_portable(
-        &self,
-        query: &QueryVector,
-        k: usize,
-        include: &dyn Fn(usize) -> bool,
-    ) -> Vec<(usize, f64)> {
         // Rank by dot / |row|, which orders rows as the cosine does (|query| is the same for
         // all), then compute the exact cosine of the k kept.
         // k comes from a flag or a settings file: never more room than there are rows.
@@ -204,45 +179,42 @@ impl<'a> VectorsView<'a> {
         let mut all_dots = vec![0i32; BLOCK.min(self.len)];
         for first in (0..self.len).step_by(BLOCK) {
             let (rows, block) = self.block(first);
-            let column = |dim: u32| &block[dim as usize * rows..(dim as usize + 1) * rows];
             let dots = &mut all_dots[..rows];
             dots.fill(0);
-            // Four dimensions per pass: the dot products are read and written once for four
-            // columns instead of once for each, which is most of the scan's memory traffic.
-            // Integer sums are exact in any order, so results do not change.
-            let mut groups = query.nonzeros.chunks_exact(4);
-            for group in &mut groups {
-                let [(d0, v0), (d1, v1), (d2, v2), (d3, v3)] =
-                    [group[0], group[1], group[2], group[3]];
-                let columns = column(d0)
-                    .iter()
-                    .zip(column(d1))
-                    .zip(column(d2))
-                    .zip(column(d3));
-                for (dot, (((&a, &b), &c), &d)) in dots.iter_mut().zip(columns) {
-                    *dot += v0 * i32::from(a as i8)
-                        + v1 * i32::from(b as i8)
-                        + v2 * i32::from(c as i8)
-                        + v3 * i32::from(d as i8);
-                }
-            }
-            for &(dim, value) in groups.remainder() {
-                for (dot, &entry) in dots.iter_mut().zip(column(dim)) {
-                    *dot += value * i32::from(entry as i8);
-                }
-            }
-            for (offset, &dot) in dots.iter().enumerate() {
-                let row = first + offset;
-                let key = f64::from(dot) * self.inverse_norm(row);
-                if (best.len() == k && key <= best[k - 1].1) || !include(row) {
+            dots::add_block_dots(block, rows, &query.nonzeros, dots);
+            // Read in place, without a call per row.
+            let (inverse_norms, _) = self.inverse_norms[first * 8..(first + rows) * 8].as_chunks();
+            let key =
+                |dot: i32, inverse_norm: [u8; 8]| f64::from(dot) * f64::from_le_bytes(inverse_norm);
+            let chunks = dots
+                .chunks(RANK_CHUNK)
+                .zip(inverse_norms.chunks(RANK_CHUNK));
+            for (chunk, (dots, inverse_norms)) in chunks.enumerate() {
+                // Once k rows are kept, most chunks hold none that beats the k-th: a loop the
+                // compiler vectorises tells, and the rows are ranked one by one only when one
+                // does. Keys are finite (norms are checked when an index is opened), so a chunk
+                // left out holds only rows the loop below would have passed over.
+                if let Some(&(_, kth)) = best.get(k - 1)
+                    && !dots
+                        .iter()
+                        .zip(inverse_norms)
+                        .fold(false, |beats, (&dot, &norm)| beats | (key(dot, norm) > kth))
+                {
                     continue;
                 }
-                let position = best
-                    .iter()
-                    .position(|&(_, other)| key > other)
-                    .unwrap_or(best.len());
-                best.insert(position, (row, key));
-                best.truncate(k);
+                for (offset, (&dot, &inverse_norm)) in dots.iter().zip(inverse_norms).enumerate() {
+                    let key = key(dot, inverse_norm);
+                    let row = first + chunk * RANK_CHUNK + offset;
+                    if (best.len() == k && key <= best[k - 1].1) || !include(row) {
+                        continue;
+                    }
+                    let position = best
+                        .iter()
+                        .position(|&(_, other)| key > other)
+                        .unwrap_or(best.len());
+                    best.insert(position, (row, key));
+                    best.truncate(k);
+                }
             }
         }
         for (row, similarity) in &mut best {
@@ -300,120 +272,4 @@ fn squared_norm(values: &[i8]) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Stored vectors of some rows, as an index file holds them.
-    struct Stored {
-        dims: usize,
-        len: usize,
-        values: Vec<u8>,
-        squared: Vec<u8>,
-        inverse: Vec<u8>,
-    }
-
-    impl Stored {
-        fn new(rows: &[Vec<i32>]) -> Stored {
-            let dims = rows[0].len();
-            let quantised: Vec<i8> = rows.iter().flat_map(|row| quantize(row)).collect();
-            let (squared, inverse) = norms(&quantised, dims);
-            Stored {
-                dims,
-                len: rows.len(),
-                values: lay_out(&quantised, dims),
-                squared,
-                inverse,
-            }
-        }
-
-        fn view(&self) -> VectorsView<'_> {
-            VectorsView::new(
-                self.dims,
-                self.len,
-                &self.values,
-                &self.squared,
-                &self.inverse,
-            )
-        }
-    }
-
-    #[test]
-    fn small_integer_vectors_are_exact() {
-        let stored = Stored::new(&[vec![1, -2, 0]]);
-        let query = QueryVector::new(&[1, -2, 0]);
-        assert_eq!(stored.view().similarity(&query, 0), 1.0);
-        assert_eq!(stored.view().row(0), [1, -2, 0]);
-        assert!(QueryVector::new(&[0, 0, 0]).is_zero());
-    }
-
-    #[test]
-    fn large_entries_are_scaled_without_changing_direction_much() {
-        let original = [1000, -500, 3, 0];
-        assert_eq!(quantize(&original), [127, -64, 0, 0]);
-        let stored = Stored::new(&[original.to_vec()]);
-        assert!(
-            stored
-                .view()
-                .similarity(&QueryVector::new(&[2, -1, 0, 0]), 0)
-                > 0.9999
-        );
-    }
-
-    #[test]
-    fn nearest_orders_by_similarity_and_honours_the_filter() {
-        let stored = Stored::new(&[vec![1, 0], vec![0, 1], vec![1, 1], vec![3, 1]]);
-        let query = QueryVector::new(&[1, 0]);
-        let rows =
-            |found: Vec<(usize, f64)>| found.into_iter().map(|(row, _)| row).collect::<Vec<_>>();
-        assert_eq!(rows(stored.view().nearest(&query, 3, |_| true)), [0, 3, 2]);
-        assert_eq!(
-            rows(stored.view().nearest(&query, 2, |row| row != 0)),
-            [3, 2]
-        );
-        // A query wider than the stored vectors (a crafted file) finds nothing.
-        assert!(
-            stored
-                .view()
-                .nearest(&QueryVector::new(&[0, 0, 1]), 3, |_| true)
-                .is_empty()
-        );
-    }
-
-    #[test]
-    fn the_scan_is_exact_across_block_boundaries() {
-        // 40,000 pseudo-random rows span three blocks, the last one partly filled; compare with
-        // a plain computation.
-        let dims = 37;
-        let mut state = 12345u64;
-        let mut next = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 33) % 15) as i32 - 7
-        };
-        let rows: Vec<Vec<i32>> = (0..40_000)
-            .map(|_| (0..dims).map(|_| next()).collect())
-            .collect();
-        let stored = Stored::new(&rows);
-        let vectors = stored.view();
-        let query_values: Vec<i32> = (0..dims).map(|_| next()).collect();
-        let query = QueryVector::new(&query_values);
-        let plain = |row: &Vec<i32>| {
-            let dot: i32 = row.iter().zip(&query_values).map(|(a, b)| a * b).sum();
-            let norm = |v: &[i32]| v.iter().map(|x| x * x).sum::<i32>() as f64;
-            f64::from(dot) / (norm(row) * norm(&query_values)).sqrt()
-        };
-        let mut expected: Vec<(usize, f64)> = rows.iter().map(plain).enumerate().collect();
-        expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let found = vectors.nearest(&query, 10, |_| true);
-        for ((row, similarity), (expected_row, expected_similarity)) in found.iter().zip(&expected)
-        {
-            assert_eq!(row, expected_row);
-            assert!((similarity - expected_similarity).abs() < 1e-12);
-        }
-        for row in [0, BLOCK - 1, BLOCK, 2 * BLOCK + 5, 39_999] {
-            let expected: Vec<i8> = quantize(&rows[row]);
-            assert_eq!(vectors.row(row), expected, "row {row}");
-        }
-    }
-}
+mod tests;
