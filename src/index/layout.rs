@@ -20,7 +20,7 @@
 //! | summary | entries (u64), vocabulary tokens (u64), signal ids (u64), dimensions (u32), languages (u32 bit set) |
 //! | params | the [`super::ModelParams`], bincode 2 (standard configuration, serde) |
 //! | vocabulary offsets, text | token `t` is `text[offsets[t]..offsets[t + 1]]` (u32 offsets, one more than tokens) |
-//! | vocabulary order | token ids (u32) sorted by their text, for binary search (this reader finds ids through a hash table instead, see [`super::tokens`]) |
+//! | vocabulary order | token ids (u32) sorted by their text, for binary search |
 //! | document frequency | per token, the entries holding it (u32) |
 //! | entries | one [`ENTRY_LEN`]-byte record per entry (see [`EntryRecord`]) |
 //! | strings | the UTF-8 text the entry records point into |

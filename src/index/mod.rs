@@ -15,7 +15,6 @@ mod entry;
 pub mod file;
 mod layout;
 mod numbers;
-mod tokens;
 mod v1;
 mod v2;
 mod vectors;
@@ -114,8 +113,6 @@ pub struct Index {
     /// The params were changed after the bytes were laid out ([`Index::set_priors`]): saving
     /// lays them out again.
     params_changed: bool,
-    /// The vocabulary's ids by token, built when first asked for.
-    token_table: std::sync::OnceLock<tokens::TokenTable>,
 }
 
 impl std::fmt::Debug for Index {
@@ -171,7 +168,6 @@ impl Index {
             layout,
             params,
             params_changed: false,
-            token_table: std::sync::OnceLock::new(),
         })
     }
 
@@ -185,7 +181,6 @@ impl Index {
             layout,
             params,
             params_changed: false,
-            token_table: std::sync::OnceLock::new(),
         }
     }
 
@@ -300,14 +295,23 @@ impl Index {
         TokenBag::from_code(self.params.tokenizer, language, code)
     }
 
-    /// The vocabulary id of a token.
+    /// The vocabulary id of a token: a binary search of the tokens in text order, comparing
+    /// bytes (which order as the text does) so that no token is checked as UTF-8 again.
     fn token_id(&self, token: &str) -> Option<u32> {
+        let order = self.section(kind::VOCABULARY_ORDER);
         let offsets = self.section(kind::VOCABULARY_OFFSETS);
         let text = self.section(kind::VOCABULARY_TEXT);
-        let text = |id: u32| layout::table_bytes(offsets, text, id as usize);
-        self.token_table
-            .get_or_init(|| tokens::TokenTable::new(self.vocabulary_len(), text))
-            .find(token.as_bytes(), text)
+        let (mut low, mut high) = (0, self.vocabulary_len());
+        while low < high {
+            let middle = (low + high) / 2;
+            let id = layout::le_u32(order, middle * 4);
+            match layout::table_bytes(offsets, text, id as usize).cmp(token.as_bytes()) {
+                std::cmp::Ordering::Less => low = middle + 1,
+                std::cmp::Ordering::Greater => high = middle,
+                std::cmp::Ordering::Equal => return Some(id),
+            }
+        }
+        None
     }
 
     /// Embeds a bag for searching. Tokens that no indexed test has are left out: they cannot
