@@ -42,7 +42,7 @@ fn leave_one_repository_out_writes_each_tests_score_and_evidence() {
         let score: f64 = row[3].parse().unwrap();
         let plain = rows
             .iter()
-            .find(|other| &other[1] == &row[1] && other[0].ends_with("test_adds"))
+            .find(|other| other[1] == row[1] && other[0].ends_with("test_adds"))
             .expect("the repository's plain test");
         assert!(
             score > plain[3].parse::<f64>().unwrap(),

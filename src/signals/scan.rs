@@ -76,15 +76,7 @@ pub fn scan(language: Language, source: &str, tree: &Tree) -> FileScan {
     matches(catalogue, &whole, &facts, work, &mut hits);
     if language == Language::Rust {
         let mut budget = MAX_MACRO_BODIES;
-        expand_macros(
-            catalogue,
-            &whole,
-            &facts,
-            work,
-            0,
-            &mut budget,
-            &mut hits,
-        );
+        expand_macros(catalogue, &whole, &facts, work, 0, &mut budget, &mut hits);
     }
     hits.sort_by(|a, b| {
         (a.range.start, a.range.end, a.entry).cmp(&(b.range.start, b.range.end, b.entry))
@@ -436,15 +428,7 @@ fn expand_macros(
             first_row_in_file: usize::try_from(part.line(body)).unwrap_or(1) - 1,
         };
         matches(catalogue, &expanded, facts, work, hits);
-        expand_macros(
-            catalogue,
-            &expanded,
-            facts,
-            work,
-            depth + 1,
-            budget,
-            hits,
-        );
+        expand_macros(catalogue, &expanded, facts, work, depth + 1, budget, hits);
     }
 }
 
