@@ -159,6 +159,43 @@ fn hits_in_context_become_context_features() {
 }
 
 #[test]
+fn a_mitigation_in_what_the_test_runs_cancels_the_risks_that_name_it() {
+    // The fixture seeds the generator the test draws from: its values repeat from run to run.
+    let source = "import random\n\n@pytest.fixture\ndef seeded():\n    random.seed(0)\n\n\
+                  def test_draws(seeded):\n    assert pick(random.random())\n";
+    let Some(tree) = crate::extract::parse(Language::Python, source, None) else {
+        panic!("the Python grammar loads");
+    };
+    let scanned = scan(Language::Python, source, &tree);
+    let fixture = source.find("@pytest").unwrap_or(0)..source.find("\n\ndef test").unwrap_or(0);
+    let test = source.find("def test").unwrap_or(0)..source.len();
+    let test_region = Region {
+        scan: &scanned,
+        range: test,
+        place: Place::Test,
+    };
+    let alone = detect_regions(Language::Python, std::slice::from_ref(&test_region));
+    assert_eq!(alone.features(), ["randomness"]);
+    let with_fixture = detect_regions(
+        Language::Python,
+        &[
+            test_region,
+            Region {
+                scan: &scanned,
+                range: fixture,
+                place: Place::Context {
+                    kind: "fixture",
+                    name: "seeded".to_string(),
+                    path: None,
+                },
+            },
+        ],
+    );
+    assert!(with_fixture.risks.is_empty(), "{:?}", with_fixture.risks);
+    assert_eq!(with_fixture.mitigations, ["seeded-random"]);
+}
+
+#[test]
 fn feature_names_are_unique_within_a_language() {
     for language in Language::ALL {
         let mut names = feature_names(language);
