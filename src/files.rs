@@ -9,6 +9,18 @@ use std::sync::{Arc, Mutex};
 use crate::analysis::MAX_FILE_BYTES;
 use crate::language::Language;
 
+/// The directory a file at `path` goes in, created if it is missing: its parent, or the current
+/// directory for a bare file name.
+pub fn create_parent(path: &Path) -> anyhow::Result<&Path> {
+    let directory = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(directory)
+        .map_err(|error| anyhow::anyhow!("cannot create {}: {error}", directory.display()))?;
+    Ok(directory)
+}
+
 /// A source file read for analysis.
 #[derive(Debug, Clone)]
 pub struct SourceFile {

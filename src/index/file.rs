@@ -251,12 +251,7 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     if payload_len > MAX_PAYLOAD_LEN {
         return Err(FormatError::TooLarge(payload_len).into());
     }
-    let directory = path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::create_dir_all(directory)
-        .with_context(|| format!("cannot create {}", directory.display()))?;
+    let directory = crate::files::create_parent(path)?;
     let file_name = path
         .file_name()
         .and_then(|name| name.to_str())

@@ -163,12 +163,7 @@ struct IndexLock {
 impl IndexLock {
     fn acquire(index: &Path) -> Result<IndexLock> {
         let path = lock_path(index);
-        let directory = path
-            .parent()
-            .filter(|parent| !parent.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        fs::create_dir_all(directory)
-            .with_context(|| format!("cannot create {}", directory.display()))?;
+        let directory = crate::files::create_parent(&path)?;
         ignore_lock_file(directory, &path);
         let file = OpenOptions::new()
             .create(true)
