@@ -102,21 +102,19 @@ pub fn leave_one_repository_out(
                     }
                 })
                 .collect();
-            let scores: Vec<(f64, bool)> =
-                judged.iter().map(|test| (test.score, test.fixed)).collect();
-            let fixed = scores.iter().filter(|(_, flaky)| *flaky).count();
+            let fixed = judged.iter().filter(|test| test.fixed).count();
             RepositoryFigures {
                 project: held_out.project.clone(),
                 language,
-                tests: scores.len() - fixed,
+                tests: judged.len() - fixed,
                 fixed,
                 flagged: sigmas
                     .iter()
                     .map(|&sigma| {
                         let count = |flaky: bool| {
-                            scores
+                            judged
                                 .iter()
-                                .filter(|(score, is_flaky)| *is_flaky == flaky && *score > sigma)
+                                .filter(|test| test.fixed == flaky && test.score > sigma)
                                 .count()
                         };
                         (count(false), count(true))
