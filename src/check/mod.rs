@@ -153,9 +153,9 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     };
-    // The process ends next (only the command line calls `run`): freeing a report of thousands of findings string by string took
-    // longer than writing it, on one core while the others idle, for memory the system takes
-    // back anyway.
+    // The process ends next (only the command line calls `run`): freeing a report of thousands
+    // of findings string by string took longer than writing it, on one core while the others
+    // idle, for memory the system takes back anyway.
     std::mem::forget(report);
     Ok(code)
 }

@@ -175,47 +175,43 @@ pub struct Region<'a> {
 pub fn detect_regions(language: Language, regions: &[Region<'_>]) -> Signals {
     let catalogue = catalogue(language);
     let mut signals = Signals::default();
-    for region in regions {
-        for hit in region.scan.within(region.range.clone()) {
-            let entry = &catalogue.entries[hit.entry];
-            if entry.kind() == Kind::Mitigation && !signals.mitigations.contains(&entry.id.as_str())
-            {
-                signals.mitigations.push(&entry.id);
-            }
+    let hits = || {
+        regions.iter().flat_map(|region| {
+            let hits = region.scan.within(region.range.clone());
+            hits.map(move |hit| (region, &catalogue.entries[hit.entry], hit))
+        })
+    };
+    // Mitigations first, from every region: one anywhere in what the test runs cancels the
+    // risks that name it in `unless`.
+    for (_, entry, _) in hits() {
+        if entry.kind() == Kind::Mitigation && !signals.mitigations.contains(&entry.id.as_str()) {
+            signals.mitigations.push(&entry.id);
         }
     }
-    for region in regions {
-        for hit in region.scan.within(region.range.clone()) {
-            let entry = &catalogue.entries[hit.entry];
-            match entry.kind() {
-                Kind::Risk => {
-                    let mitigated = entry
-                        .unless
-                        .iter()
-                        .any(|mitigation| signals.mitigations.contains(&mitigation.as_str()));
-                    if mitigated || signals.risks.iter().any(|found| found.id == entry.id) {
-                        continue;
-                    }
-                    let Some(category) = entry.category else {
-                        continue;
-                    };
-                    let feature = match region.place {
-                        Place::Test => &entry.id,
-                        Place::Context { .. } => &entry.context_feature,
-                    };
-                    signals.risks.push(SignalHit {
-                        id: &entry.id,
-                        feature,
-                        category,
-                        message: &entry.message,
-                        text: hit.text.clone(),
-                        line: hit.line,
-                        place: region.place.clone(),
-                    });
-                }
-                Kind::Mitigation => {}
-            }
+    for (region, entry, hit) in hits() {
+        let Some(category) = entry.category.filter(|_| entry.kind() == Kind::Risk) else {
+            continue;
+        };
+        let mitigated = entry
+            .unless
+            .iter()
+            .any(|mitigation| signals.mitigations.contains(&mitigation.as_str()));
+        if mitigated || signals.risks.iter().any(|found| found.id == entry.id) {
+            continue;
         }
+        let feature = match region.place {
+            Place::Test => &entry.id,
+            Place::Context { .. } => &entry.context_feature,
+        };
+        signals.risks.push(SignalHit {
+            id: &entry.id,
+            feature,
+            category,
+            message: &entry.message,
+            text: hit.text.clone(),
+            line: hit.line,
+            place: region.place.clone(),
+        });
     }
     // Catalogue order, so features and evidence do not depend on where in the code a hit is.
     let position = |id: &str| catalogue.entries.iter().position(|entry| entry.id == id);
