@@ -120,18 +120,19 @@ pub fn schedule_all(session: &Arc<Session>) {
     }
 }
 
-/// How long a command that published waits before it answers. tower-lsp merges notifications
-/// and replies into standard output in no fixed order when both are pending, and the runtime may
-/// run the handler's continuation before the writer: this gives the writer time to take the
-/// publications first (30 of 30 runs in order with 10 ms, against 11 of 20 without).
-const PUBLISHED_BEFORE_REPLY: Duration = Duration::from_millis(25);
+/// How long a command that published waits for the transport to relay its publications before
+/// it answers anyway. Relaying takes microseconds; only a stalled machine or a client that
+/// stopped reading comes near this.
+const RELAYED_BEFORE_REPLY: Duration = Duration::from_secs(2);
 
 /// Re-judges every open document at once and waits until each has published its diagnostics or
-/// been replaced by an edit's analysis. A command that changes labels waits for this before it
-/// answers, so that its reply is the last message of the burst: the jsonrpc.el of Emacs 28
-/// (eglot's transport; newer versions hand each message to a timer) leaves the messages that
-/// follow a reply in the same read unprocessed until the server next writes, which hid a mark's
-/// new diagnostics until the next edit in most runs through rassumfrassum.
+/// been replaced by an edit's analysis, and until the transport has relayed those publications.
+/// A command that changes labels waits for this before it answers, so that its reply is the last
+/// message of the burst: the jsonrpc.el of Emacs 28 (eglot's transport; newer versions hand each
+/// message to a timer) leaves the messages that follow a reply in the same read unprocessed until
+/// the server next writes, which hid a mark's new diagnostics until the next edit in most runs
+/// through rassumfrassum. Handing the publications to tower-lsp-server is not enough, since it
+/// may write the reply first; see [`crate::lsp::published`].
 pub async fn judge_all_and_publish(session: &Arc<Session>) {
     let uris: Vec<Uri> = session.documents.lock().keys().cloned().collect();
     let tasks: Vec<_> = uris
@@ -142,7 +143,22 @@ pub async fn judge_all_and_publish(session: &Arc<Session>) {
         // An aborted task was overtaken by an edit, whose own analysis publishes.
         let _ = task.await;
     }
-    tokio::time::sleep(PUBLISHED_BEFORE_REPLY).await;
+    if !session
+        .publications
+        .wait_until_relayed(RELAYED_BEFORE_REPLY)
+        .await
+    {
+        session
+            .log(
+                MessageType::WARNING,
+                format!(
+                    "the new diagnostics were not relayed within {} s; answering anyway, \
+                     so the editor may show them only after the next edit",
+                    RELAYED_BEFORE_REPLY.as_secs()
+                ),
+            )
+            .await;
+    }
 }
 
 async fn analyse_and_publish(session: &Arc<Session>, uri: Uri, delay: Duration) {
@@ -153,15 +169,14 @@ async fn analyse_and_publish(session: &Arc<Session>, uri: Uri, delay: Duration) 
     let outcome = analyse(session, &uri).await;
     // Checking the version and sending happen under one lock, so a result whose version has
     // been overtaken is dropped, and publications leave in the order of their versions.
-    let _in_order = session.publishing.lock().await;
+    let in_order = session.publishing.lock().await;
     match outcome {
         Some(Ok(outcome)) => {
             let version = outcome.analysis.version;
             let diagnostics = outcome.analysis.diagnostics.clone();
             if store_if_current(session, &uri, outcome) {
                 session
-                    .client
-                    .publish_diagnostics(uri, diagnostics, Some(version))
+                    .publish_diagnostics(&in_order, uri, diagnostics, Some(version))
                     .await;
             }
         }
@@ -171,8 +186,7 @@ async fn analyse_and_publish(session: &Arc<Session>, uri: Uri, delay: Duration) 
             }
             if is_current(session, &uri, version) {
                 session
-                    .client
-                    .publish_diagnostics(uri, Vec::new(), Some(version))
+                    .publish_diagnostics(&in_order, uri, Vec::new(), Some(version))
                     .await;
             }
         }

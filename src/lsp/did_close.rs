@@ -10,10 +10,9 @@ pub async fn did_close(session: &Session, params: DidCloseTextDocumentParams) {
     let was_open = session.documents.lock().remove(&uri).is_some();
     if was_open {
         // After any publication under way, so the cleared list is the last word.
-        let _in_order = session.publishing.lock().await;
+        let in_order = session.publishing.lock().await;
         session
-            .client
-            .publish_diagnostics(uri, Vec::new(), None)
+            .publish_diagnostics(&in_order, uri, Vec::new(), None)
             .await;
     }
 }

@@ -11,11 +11,14 @@
 //! - [`document`]: a document's text, version and incrementally edited syntax tree.
 //! - [`position`]: byte ranges to LSP positions in the negotiated encoding.
 //! - [`analyze`]: the debounced analysis of a document and the publication of its diagnostics.
+//! - [`published`]: how a command answers only after the diagnostics it published.
 //! - [`diagnostics`]: how a judged test reads as a diagnostic.
 //!
 //! Ordering (design notes): tower-lsp runs up to four handlers at once. Edits are applied to the
 //! document store before a handler first awaits, analysis runs in one debounced task per
-//! document, and a result is published only while its version is still the document's.
+//! document, and a result is published only while its version is still the document's. A
+//! command that changes labels answers after the transport has relayed the diagnostics it
+//! published, never before them (see [`published`]).
 //!
 //! Nothing here prints: standard output carries the protocol alone, and messages go to the
 //! client through `window/logMessage`. Only [`transport`] writes to standard error, when the
@@ -35,6 +38,7 @@ pub mod framing;
 mod hover;
 mod initialize;
 mod position;
+mod published;
 mod session;
 mod settings;
 mod transport;
@@ -56,6 +60,7 @@ use tower_lsp_server::{Client, LanguageServer, LspService};
 pub use execute_command::{MARK_FLAKY, MARK_NOT_FLAKY, SHOW_FIX_HINT, SHOW_SIMILAR};
 pub use transport::{Ending, Outcome};
 
+use published::Publications;
 use session::Session;
 
 /// The server behind the protocol: each method hands its parameters to the module named after it.
@@ -65,9 +70,9 @@ pub struct FlakesenseServer {
 }
 
 impl FlakesenseServer {
-    fn new(client: Client) -> FlakesenseServer {
+    fn new(client: Client, publications: Arc<Publications>) -> FlakesenseServer {
         FlakesenseServer {
-            session: Arc::new(Session::new(client)),
+            session: Arc::new(Session::new(client, publications)),
         }
     }
 
@@ -180,14 +185,27 @@ impl LanguageServer for FlakesenseServer {
 /// an in-memory pipe for tests and benchmarks. Returns how the session ended: on `exit`, at the
 /// end of the input or output, or when the input cannot be followed (see [`transport`]).
 pub async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite + Unpin) -> Outcome {
-    let (service, socket) = LspService::new(FlakesenseServer::new);
+    // The session counts the diagnostics it publishes, the transport those it relays.
+    let publications = Arc::new(Publications::default());
+    let (service, socket) = LspService::new({
+        let publications = publications.clone();
+        move |client| FlakesenseServer::new(client, publications)
+    });
     // tower-lsp-server reads and writes in-memory pipes; the transport stands between them and
     // the client's streams.
     let (service_input, service_reads) = tokio::io::duplex(1 << 16);
     let (service_writes, service_output) = tokio::io::duplex(1 << 16);
     let server =
         tower_lsp_server::Server::new(service_reads, service_writes, socket).serve(service);
-    transport::connect(input, output, service_input, service_output, server).await
+    transport::connect(
+        input,
+        output,
+        service_input,
+        service_output,
+        server,
+        &publications,
+    )
+    .await
 }
 
 /// `flakesense serve`: the language server on standard input and output.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, Rw
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 use tower_lsp_server::Client;
-use tower_lsp_server::ls_types::{MessageType, ProgressToken, Uri};
+use tower_lsp_server::ls_types::{Diagnostic, MessageType, ProgressToken, Uri};
 
 use crate::analysis::{Models, Thresholds};
 use crate::config::Config;
@@ -17,6 +17,7 @@ use crate::labels::FileStamp;
 use crate::language::Language;
 use crate::lsp::document::DocumentStore;
 use crate::lsp::position::PositionEncoding;
+use crate::lsp::published::Publications;
 use crate::prevalence::Prevalence;
 use crate::workspace::SurroundingsReader;
 
@@ -179,15 +180,17 @@ pub struct Session {
     default_models_loaded: Mutex<[bool; 3]>,
     /// Serialises writes of the project index.
     pub marking: tokio::sync::Mutex<()>,
-    /// Serialises publishing diagnostics (see `analyze`).
+    /// Serialises publishing diagnostics (see `analyze` and [`Session::publish_diagnostics`]).
     pub publishing: tokio::sync::Mutex<()>,
+    /// The publications handed over and relayed to the client (see [`Publications`]).
+    pub publications: Arc<Publications>,
     next_progress_token: AtomicU64,
     /// Problems found before the client could be told (during `initialize`).
     pending_messages: Mutex<Vec<String>>,
 }
 
 impl Session {
-    pub fn new(client: Client) -> Session {
+    pub fn new(client: Client, publications: Arc<Publications>) -> Session {
         Session {
             client,
             documents: DocumentStore::default(),
@@ -198,6 +201,7 @@ impl Session {
             default_models_loaded: Mutex::default(),
             marking: tokio::sync::Mutex::new(()),
             publishing: tokio::sync::Mutex::new(()),
+            publications,
             next_progress_token: AtomicU64::new(0),
             pending_messages: Mutex::default(),
         }
@@ -348,6 +352,25 @@ impl Session {
         .ok()?
         .ok()?;
         Some(self.client.progress(token, title).begin().await)
+    }
+
+    /// Publishes a document's diagnostics and counts the publication; `_in_order` is the
+    /// guard of [`Session::publishing`], so that publications are handed over and counted one at
+    /// a time, as [`Publications`] needs.
+    pub async fn publish_diagnostics(
+        &self,
+        _in_order: &tokio::sync::MutexGuard<'_, ()>,
+        uri: Uri,
+        diagnostics: Vec<Diagnostic>,
+        version: Option<i32>,
+    ) {
+        #[allow(clippy::disallowed_methods)] // the one place that publishes, and counts
+        self.client
+            .publish_diagnostics(uri, diagnostics, version)
+            .await;
+        // No await between the hand-over and the count: a task aborted by an edit either
+        // handed the publication over and counted it, or neither.
+        self.publications.count_handed();
     }
 
     pub async fn log(&self, level: MessageType, message: impl std::fmt::Display) {

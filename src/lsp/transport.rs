@@ -4,7 +4,8 @@
 //! and finds the next message after it; the few protocol rules tower-lsp-server gets wrong
 //! are settled here before a message reaches it (see [`admit`]). Everything for the client,
 //! the service's own output and this layer's error replies and log messages, goes through one
-//! writer, frame by frame.
+//! writer, frame by frame, in the order they were queued: a command's reply follows the
+//! publications the relay counted before it (see [`super::published`]).
 //!
 //! The server ends on `exit`, at the end of its input, when its output is closed, or when its
 //! input cannot be followed any more; [`Outcome::exit_code`] says how the process should exit.
@@ -14,6 +15,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
 use super::framing::{self, Decoder, Frame, METHOD_NOT_FOUND};
+use super::published::Publications;
 
 /// How a session with a client ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,18 +104,20 @@ fn admit(message: &Value, state: &mut ProtocolState) -> Admission {
 }
 
 /// Serves one client: `input` and `output` are its streams; `server` is tower-lsp-server's loop,
-/// reading what is written to `service_input` and writing what is read from `service_output`.
+/// reading what is written to `service_input` and writing what is read from `service_output`;
+/// `publications` counts the diagnostics relayed.
 pub async fn connect(
     input: impl AsyncRead + Unpin,
     output: impl AsyncWrite + Unpin,
     service_input: impl AsyncWrite + Unpin,
     service_output: impl AsyncRead + Unpin,
     server: impl Future<Output = ()>,
+    publications: &Publications,
 ) -> Outcome {
     let (to_client, for_client) = mpsc::unbounded_channel::<Vec<u8>>();
     let (output_closed, output_closed_seen) = oneshot::channel::<()>();
     let writer = write_to_client(output, for_client, output_closed);
-    let relay = relay_service_output(service_output, to_client.clone());
+    let relay = relay_service_output(service_output, to_client.clone(), publications);
     let reader = read_from_client(input, service_input, to_client, output_closed_seen);
     let ((), (), (), outcome) = tokio::join!(server, writer, relay, reader);
     outcome
@@ -137,19 +141,27 @@ async fn write_to_client(
 }
 
 /// Copies the service's frames to the client's writer, whole, so that this layer's own
-/// messages can go between them.
+/// messages can go between them, and counts the publications of diagnostics among them once
+/// they are queued.
 async fn relay_service_output(
     mut service_output: impl AsyncRead + Unpin,
     to_client: mpsc::UnboundedSender<Vec<u8>>,
+    publications: &Publications,
 ) {
     let mut decoder = Decoder::default();
     let mut buffer = vec![0u8; 1 << 16];
     loop {
         while let Ok(Some(frame)) = decoder.next_frame() {
-            if let Frame::Message { body, .. } = frame
-                && to_client.send(framing::frame(&body)).is_err()
-            {
+            let Frame::Message { message, body } = frame else {
+                continue;
+            };
+            if to_client.send(framing::frame(&body)).is_err() {
                 return;
+            }
+            if message.get("method").and_then(Value::as_str)
+                == Some("textDocument/publishDiagnostics")
+            {
+                publications.count_relayed();
             }
         }
         match service_output.read(&mut buffer).await {
@@ -293,6 +305,33 @@ mod tests {
         let (admission, _) =
             admitted(json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 1}}));
         assert_eq!(admission, Admission::Forward(None));
+    }
+
+    /// The relay counts the publications of diagnostics it queues for the client, and only those,
+    /// and keeps the service's order.
+    #[tokio::test]
+    async fn the_relay_counts_the_publications_it_queues() {
+        let messages = [
+            json!({"jsonrpc": "2.0", "method": "window/logMessage", "params": {"type": 3, "message": "x"}}),
+            json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": {"uri": "file:///a", "diagnostics": []}}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": null}),
+        ];
+        let service_output: Vec<u8> = messages
+            .iter()
+            .flat_map(|message| framing::frame(message.to_string().as_bytes()))
+            .collect();
+        let publications = Publications::default();
+        let (to_client, mut queued) = mpsc::unbounded_channel();
+        relay_service_output(&service_output[..], to_client, &publications).await;
+        for message in &messages {
+            let frame = queued.try_recv().expect("queued");
+            assert_eq!(frame, framing::frame(message.to_string().as_bytes()));
+        }
+        let short = std::time::Duration::from_millis(50);
+        publications.count_handed();
+        assert!(publications.wait_until_relayed(short).await, "one relayed");
+        publications.count_handed();
+        assert!(!publications.wait_until_relayed(short).await, "only one");
     }
 
     #[test]
