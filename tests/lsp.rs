@@ -652,15 +652,8 @@ async fn marking_a_test_flaky_flags_a_similar_test_and_survives_a_restart() {
     assert_eq!(index.entry(0).label(), Label::Stable);
 }
 
-/// The new diagnostics of a mark reach the client before the reply to the command, so that a
-/// client that handles the reply and drops what came with it (Emacs 28's jsonrpc.el) is not left
-/// with the old ones until the next edit. tower-lsp-server lets a reply overtake notifications
-/// now and then (about half the time when the server does not wait for the transport to relay
-/// them), so the test marks the test flaky and not flaky in turn, many times; in each round the
-/// latest publication before the reply must show that round's label.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_mark_publishes_the_new_diagnostics_before_it_answers() {
-    let workspace = Workspace::new();
+/// A server with both fixture documents open and judged, and no publication left queued.
+async fn two_documents_judged(workspace: &Workspace) -> (LspClient, String, String) {
     let mut client = workspace.start().await;
     let order_uri = workspace.uri(ORDER_TEST);
     let refund_uri = workspace.uri(REFUND_TEST);
@@ -673,45 +666,119 @@ async fn every_mark_publishes_the_new_diagnostics_before_it_answers() {
     client.diagnostics(&order_uri, Some(1)).await;
     client.diagnostics(&refund_uri, Some(1)).await;
     client.take("textDocument/publishDiagnostics");
+    (client, order_uri, refund_uri)
+}
 
+/// The mark command of a round: flaky in even rounds, not flaky in odd ones.
+fn mark_of_round(round: usize, order_uri: &str) -> (bool, Value) {
+    let flaky = round.is_multiple_of(2);
+    let command = if flaky {
+        "flakesense.markFlaky"
+    } else {
+        "flakesense.markNotFlaky"
+    };
+    (
+        flaky,
+        json!({"command": command, "arguments": [order_uri, ORDER_TOTAL]}),
+    )
+}
+
+/// Checks that the latest publication of each document among those that came before a mark's
+/// reply shows the mark: the marked test flagged when it is flaky, and the similar test in the
+/// other document flagged exactly while the marked test is flaky.
+fn assert_published_before_the_reply(
+    published: &[Value],
+    round: usize,
+    flaky: bool,
+    order_uri: &str,
+    refund_uri: &str,
+) {
+    let latest = |uri: &str| {
+        published
+            .iter()
+            .rev()
+            .find(|message| message["params"]["uri"] == uri)
+            .unwrap_or_else(|| {
+                panic!("round {round}: no publication of {uri} before the reply: {published:#?}")
+            })
+    };
+    let order = latest(order_uri);
+    if flaky {
+        assert!(
+            diagnostic_for(&order["params"], ORDER_TOTAL).is_some(),
+            "round {round}: {order:#}"
+        );
+    }
+    let refund = latest(refund_uri);
+    assert_eq!(
+        diagnostic_for(&refund["params"], REFUND_TOTAL).is_some(),
+        flaky,
+        "round {round}: {refund:#}"
+    );
+}
+
+/// The new diagnostics of a mark reach the client before the reply to the command, so that a
+/// client that handles the reply and drops what came with it (Emacs 28's jsonrpc.el) is not left
+/// with the old ones until the next edit. tower-lsp-server lets a reply overtake notifications
+/// now and then (about half the time when the server does not wait for the transport to relay
+/// them), so the test marks the test flaky and not flaky in turn, many times; in each round the
+/// latest publications before the reply must show that round's label.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_mark_publishes_the_new_diagnostics_before_it_answers() {
+    let workspace = Workspace::new();
+    let (mut client, order_uri, refund_uri) = two_documents_judged(&workspace).await;
     for round in 0..20 {
-        let flaky = round % 2 == 0;
-        let command = if flaky {
-            "flakesense.markFlaky"
-        } else {
-            "flakesense.markNotFlaky"
-        };
+        let (flaky, params) = mark_of_round(round, &order_uri);
+        let response = client.request("workspace/executeCommand", params).await;
+        assert_eq!(response["result"]["flaky"], flaky, "{response}");
+        let published = client.take("textDocument/publishDiagnostics");
+        assert_published_before_the_reply(&published, round, flaky, &order_uri, &refund_uri);
+    }
+}
+
+/// Something that judges every document again while a mark's own analyses run (the workspace's
+/// tests read at start-up, in the Emacs checks; a change of settings here) replaces those
+/// analyses; the mark still answers only after the documents' new diagnostics. The settings
+/// change is sent as soon as the server logs the mark, just before it judges the documents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mark_whose_analyses_are_replaced_still_publishes_before_it_answers() {
+    let workspace = Workspace::new();
+    let (mut client, order_uri, refund_uri) = two_documents_judged(&workspace).await;
+    for round in 0..20 {
+        let (flaky, params) = mark_of_round(round, &order_uri);
+        let id = format!("mark-{round}");
+        client
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand", "params": params}))
+            .await;
+        client
+            .collect_until(
+                "the log line of the mark",
+                |message| {
+                    message["method"] == "window/logMessage"
+                        && message["params"]["message"]
+                            .as_str()
+                            .is_some_and(|text| text.starts_with("marked "))
+                },
+                Duration::from_secs(20),
+            )
+            .await;
+        client
+            .notify(
+                "workspace/didChangeConfiguration",
+                json!({"settings": null}),
+            )
+            .await;
         let response = client
-            .request(
-                "workspace/executeCommand",
-                json!({"command": command, "arguments": [order_uri, ORDER_TOTAL]}),
+            .wait_for(
+                "the reply to the mark",
+                |message| message["id"] == id.as_str() && message.get("method").is_none(),
+                Duration::from_secs(20),
             )
             .await;
         assert_eq!(response["result"]["flaky"], flaky, "{response}");
         let published = client.take("textDocument/publishDiagnostics");
-        let latest = |uri: &str| {
-            published
-                .iter()
-                .rev()
-                .find(|message| message["params"]["uri"] == uri)
-                .unwrap_or_else(|| {
-                    panic!("round {round}: no publication of {uri} before the reply to {command}: {published:#?}")
-                })
-        };
-        let order = latest(&order_uri);
-        if flaky {
-            assert!(
-                diagnostic_for(&order["params"], ORDER_TOTAL).is_some(),
-                "round {round}: {order:#}"
-            );
-        }
-        // The similar test in the other document is flagged while the marked test is flaky.
-        let refund = latest(&refund_uri);
-        assert_eq!(
-            diagnostic_for(&refund["params"], REFUND_TOTAL).is_some(),
-            flaky,
-            "round {round}: {refund:#}"
-        );
+        assert_published_before_the_reply(&published, round, flaky, &order_uri, &refund_uri);
+        client.take("window/logMessage");
     }
 }
 

@@ -120,45 +120,84 @@ pub fn schedule_all(session: &Arc<Session>) {
     }
 }
 
-/// How long a command that published waits for the transport to relay its publications before
-/// it answers anyway. Relaying takes microseconds; only a stalled machine or a client that
-/// stopped reading comes near this.
-const RELAYED_BEFORE_REPLY: Duration = Duration::from_secs(2);
+/// How long a command that changed the labels waits for the new diagnostics to be published and
+/// relayed before it answers anyway: generous for judging the open documents again (milliseconds
+/// to a few hundred), and under the 10 s Emacs's jsonrpc.el waits for a reply. Only a stalled
+/// machine, a failed analysis, a client that stopped reading or an edit every few milliseconds
+/// comes near it.
+const PUBLISHED_BEFORE_REPLY: Duration = Duration::from_secs(5);
 
-/// Re-judges every open document at once and waits until each has published its diagnostics or
-/// been replaced by an edit's analysis, and until the transport has relayed those publications.
-/// A command that changes labels waits for this before it answers, so that its reply is the last
+/// Re-judges every open document at once and waits until each has published diagnostics judged
+/// with the current labels (or changed since), and until the transport has relayed them. A
+/// command that changes labels waits for this before it answers, so that its reply is the last
 /// message of the burst: the jsonrpc.el of Emacs 28 (eglot's transport; newer versions hand each
 /// message to a timer) leaves the messages that follow a reply in the same read unprocessed until
 /// the server next writes, which hid a mark's new diagnostics until the next edit in most runs
-/// through rassumfrassum. Handing the publications to tower-lsp-server is not enough, since it
-/// may write the reply first; see [`crate::lsp::published`].
+/// through rassumfrassum.
+///
+/// Waiting for the analyses scheduled here is not enough: another re-judging (the workspace's
+/// tests read at start-up, new settings) may replace them, and the replacement publishes later.
+/// Nor is handing the publications to tower-lsp-server, which may write the reply first (see
+/// [`crate::lsp::published`]).
 pub async fn judge_all_and_publish(session: &Arc<Session>) {
-    let uris: Vec<Uri> = session.documents.lock().keys().cloned().collect();
-    let tasks: Vec<_> = uris
-        .into_iter()
-        .map(|uri| schedule(session, uri, Duration::ZERO))
+    // The caller changed the labels, then the generation: analyses that begin from now on, and
+    // only those, judge with the new labels.
+    let generation = session.generation();
+    let versions: Vec<(Uri, i32)> = session
+        .documents
+        .lock()
+        .iter()
+        .map(|(uri, document)| (uri.clone(), document.version))
         .collect();
-    for task in tasks {
-        // An aborted task was overtaken by an edit, whose own analysis publishes.
-        let _ = task.await;
+    let mut handed = session.publications.subscribe_handed();
+    for (uri, _) in &versions {
+        schedule(session, uri.clone(), Duration::ZERO);
     }
-    if !session
-        .publications
-        .wait_until_relayed(RELAYED_BEFORE_REPLY)
+    let published = async {
+        loop {
+            {
+                // Publishing, recording the generation and counting the publication happen
+                // under this lock, so what is recorded has been counted.
+                let _in_order = session.publishing.lock().await;
+                if all_published_since(session, &versions, generation) {
+                    break;
+                }
+            }
+            if handed.changed().await.is_err() {
+                break;
+            }
+        }
+        session.publications.wait_until_relayed().await;
+    };
+    if tokio::time::timeout(PUBLISHED_BEFORE_REPLY, published)
         .await
+        .is_err()
     {
         session
             .log(
                 MessageType::WARNING,
                 format!(
-                    "the new diagnostics were not relayed within {} s; answering anyway, \
+                    "the new diagnostics were not published within {} s; answering anyway, \
                      so the editor may show them only after the next edit",
-                    RELAYED_BEFORE_REPLY.as_secs()
+                    PUBLISHED_BEFORE_REPLY.as_secs()
                 ),
             )
             .await;
     }
+}
+
+/// True when each document of `versions` has published diagnostics judged in `generation` or
+/// later, or was edited or closed since (an edit's own analysis publishes in its time).
+fn all_published_since(session: &Session, versions: &[(Uri, i32)], generation: u64) -> bool {
+    let documents = session.documents.lock();
+    versions.iter().all(|(uri, version)| {
+        documents.get(uri).is_none_or(|document| {
+            document.version != *version
+                || document
+                    .published_generation
+                    .is_some_and(|published| published >= generation)
+        })
+    })
 }
 
 async fn analyse_and_publish(session: &Arc<Session>, uri: Uri, delay: Duration) {
@@ -166,6 +205,9 @@ async fn analyse_and_publish(session: &Arc<Session>, uri: Uri, delay: Duration) 
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
+    // Read before the analysis reads the labels and the settings, so that it judges with those
+    // of this generation or newer ones.
+    let generation = session.generation();
     let outcome = analyse(session, &uri).await;
     // Checking the version and sending happen under one lock, so a result whose version has
     // been overtaken is dropped, and publications leave in the order of their versions.
@@ -176,8 +218,9 @@ async fn analyse_and_publish(session: &Arc<Session>, uri: Uri, delay: Duration) 
             let diagnostics = outcome.analysis.diagnostics.clone();
             if store_if_current(session, &uri, outcome) {
                 session
-                    .publish_diagnostics(&in_order, uri, diagnostics, Some(version))
+                    .publish_diagnostics(&in_order, uri.clone(), diagnostics, Some(version))
                     .await;
+                record_published(session, &uri, generation);
             }
         }
         Some(Err(Skip { version, reason })) => {
@@ -186,11 +229,19 @@ async fn analyse_and_publish(session: &Arc<Session>, uri: Uri, delay: Duration) 
             }
             if is_current(session, &uri, version) {
                 session
-                    .publish_diagnostics(&in_order, uri, Vec::new(), Some(version))
+                    .publish_diagnostics(&in_order, uri.clone(), Vec::new(), Some(version))
                     .await;
+                record_published(session, &uri, generation);
             }
         }
         None => {}
+    }
+}
+
+/// Records that the document's diagnostics of an analysis begun in `generation` are published.
+fn record_published(session: &Session, uri: &Uri, generation: u64) {
+    if let Some(document) = session.documents.lock().get_mut(uri) {
+        document.published_generation = document.published_generation.max(Some(generation));
     }
 }
 

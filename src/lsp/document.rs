@@ -33,6 +33,9 @@ pub struct Document {
     pub cache: Arc<Mutex<PredictionCache>>,
     /// The document was found too large and said so; said again only after it shrank.
     pub reported_too_large: bool,
+    /// The session generation in which the analysis of the latest diagnostics published began,
+    /// `None` before the first: a command that changed the labels waits for its own.
+    pub published_generation: Option<u64>,
 }
 
 impl Document {
@@ -47,6 +50,7 @@ impl Document {
             analysis: None,
             cache: Arc::default(),
             reported_too_large: false,
+            published_generation: None,
         }
     }
 

@@ -17,8 +17,9 @@
 //! Ordering (design notes): tower-lsp runs up to four handlers at once. Edits are applied to the
 //! document store before a handler first awaits, analysis runs in one debounced task per
 //! document, and a result is published only while its version is still the document's. A
-//! command that changes labels answers after the transport has relayed the diagnostics it
-//! published, never before them (see [`published`]).
+//! command that changes labels answers once every open document has published diagnostics
+//! judged with the new labels and the transport has relayed them, never before (see
+//! [`analyze::judge_all_and_publish`] and [`published`]).
 //!
 //! Nothing here prints: standard output carries the protocol alone, and messages go to the
 //! client through `window/logMessage`. Only [`transport`] writes to standard error, when the

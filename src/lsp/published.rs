@@ -16,22 +16,19 @@
 //! counted: when the transport has queued as many as the session had counted, every one counted
 //! by then has been queued.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
-
 use tokio::sync::watch;
 
 /// The publications handed to tower-lsp-server and those the transport has queued for the client.
 #[derive(Debug)]
 pub struct Publications {
-    handed: AtomicU64,
+    handed: watch::Sender<u64>,
     relayed: watch::Sender<u64>,
 }
 
 impl Default for Publications {
     fn default() -> Publications {
         Publications {
-            handed: AtomicU64::new(0),
+            handed: watch::Sender::new(0),
             relayed: watch::Sender::new(0),
         }
     }
@@ -41,7 +38,12 @@ impl Publications {
     /// Counts a publication tower-lsp-server has taken; called under the session's publishing
     /// lock, right after the hand-over.
     pub fn count_handed(&self) {
-        self.handed.fetch_add(1, Ordering::SeqCst);
+        self.handed.send_modify(|handed| *handed += 1);
+    }
+
+    /// Changes each time a publication is handed over.
+    pub fn subscribe_handed(&self) -> watch::Receiver<u64> {
+        self.handed.subscribe()
     }
 
     /// Counts a `textDocument/publishDiagnostics` frame the transport has queued for the client.
@@ -49,42 +51,47 @@ impl Publications {
         self.relayed.send_modify(|relayed| *relayed += 1);
     }
 
-    /// Waits until the transport has queued every publication handed over so far; false when it
-    /// has not within `timeout` (the output was closed, or the machine is stalled).
-    pub async fn wait_until_relayed(&self, timeout: Duration) -> bool {
-        let handed = self.handed.load(Ordering::SeqCst);
+    /// Waits until the transport has queued every publication handed over so far. It never
+    /// ends when the client's output is closed: callers bound it with a timeout.
+    pub async fn wait_until_relayed(&self) {
+        let handed = *self.handed.borrow();
         let mut relayed = self.relayed.subscribe();
-        // The sender lives as long as `self`, so waiting fails only by the timeout.
-        let waited = tokio::time::timeout(timeout, relayed.wait_for(|relayed| *relayed >= handed));
-        matches!(waited.await, Ok(Ok(_)))
+        // The sender lives as long as `self`, so waiting cannot fail.
+        let _ = relayed.wait_for(|relayed| *relayed >= handed).await;
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
-    const SHORT: Duration = Duration::from_millis(50);
+    /// Whether the wait ends within a short time.
+    async fn relayed_soon(publications: &Publications) -> bool {
+        tokio::time::timeout(Duration::from_millis(50), publications.wait_until_relayed())
+            .await
+            .is_ok()
+    }
 
     #[tokio::test]
     async fn waits_until_as_many_publications_are_relayed_as_were_handed() {
         let publications = std::sync::Arc::new(Publications::default());
-        assert!(publications.wait_until_relayed(SHORT).await, "none handed");
+        assert!(relayed_soon(&publications).await, "none handed");
         publications.count_handed();
         publications.count_handed();
         publications.count_relayed();
-        assert!(!publications.wait_until_relayed(SHORT).await, "one of two");
+        assert!(!relayed_soon(&publications).await, "one of two");
 
         let waiting = tokio::spawn({
             let publications = publications.clone();
-            async move {
-                publications
-                    .wait_until_relayed(Duration::from_secs(20))
-                    .await
-            }
+            async move { publications.wait_until_relayed().await }
         });
         tokio::task::yield_now().await;
         publications.count_relayed();
-        assert!(waiting.await.expect("no panic"), "two of two");
+        tokio::time::timeout(Duration::from_secs(20), waiting)
+            .await
+            .expect("two of two")
+            .expect("no panic");
     }
 }
