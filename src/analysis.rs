@@ -225,7 +225,9 @@ pub fn signals_of(
                     },
                 });
             }
-            signals::detect_regions(file.language, &regions)
+            let mut signals = signals::detect_regions(file.language, &regions);
+            signals.size = signals::size_features(&file.text[test.range.clone()]);
+            signals
         })
         .collect()
 }

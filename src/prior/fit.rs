@@ -2,6 +2,7 @@
 //! every penalty with each project held out in turn, and the one that calibrates best kept.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use rayon::prelude::*;
 
@@ -14,8 +15,9 @@ impl SignalPrior {
     /// on predictions for projects held out of the fit.
     pub fn fit(language: Language, examples: &[Example<'_>]) -> SignalPrior {
         let names = signals::feature_names(language);
-        // Risks in the test and risks in its context; mitigations follow them.
+        // Risks in the test and risks in its context; mitigations follow them, then the size.
         let risks = 2 * signals::patterns(language).count();
+        let mitigations = risks..risks + signals::catalogue(language).mitigations().count();
         // A project with flaky tests only (a list of known flaky tests) says nothing about how
         // often a signal sits in stable code, so it stays out of the fit; its tests remain
         // neighbours in the index. Leaving it out raised the held-out recall of Java's fixtrain
@@ -40,7 +42,7 @@ impl SignalPrior {
             .iter()
             .filter_map(|&penalty| {
                 let predictions =
-                    held_out_predictions(&names, scaled, risks, &tallies, &groups, penalty)?;
+                    held_out_predictions(&names, scaled, &mitigations, &tallies, &groups, penalty)?;
                 if whole {
                     let repositories: Vec<Prediction> = predictions
                         .iter()
@@ -69,7 +71,7 @@ impl SignalPrior {
             &aggregate(rows.iter().zip(&groups)),
             names.len() + scaled,
             penalty,
-            risks..names.len(),
+            &capped(&mitigations, names.len(), scaled),
         );
         let named = |names: &[&str], weights: &[f64]| -> Vec<(String, f64)> {
             names
@@ -89,6 +91,12 @@ impl SignalPrior {
             category_evidence: Vec::new(),
         }
     }
+}
+
+/// The features whose weight must not be positive: the mitigations, and the `scaled` share
+/// features after the plain `features`.
+fn capped(mitigations: &Range<usize>, features: usize, scaled: usize) -> [Range<usize>; 2] {
+    [mitigations.clone(), features..features + scaled]
 }
 
 /// Examples of one project with the same features and label, counted: the fit, the held-out
@@ -222,7 +230,7 @@ pub(super) fn aggregate<'r, 'e: 'r>(
 pub(super) fn held_out_predictions(
     names: &[&'static str],
     scaled: usize,
-    risks: usize,
+    mitigations: &Range<usize>,
     tallies: &BTreeMap<&str, ProjectTally>,
     groups: &[Group<'_>],
     penalty: f64,
@@ -257,8 +265,12 @@ pub(super) fn held_out_predictions(
                     .zip(groups)
                     .filter(|(_, group)| group.example.project != *held_out),
             );
-            let (bias, weights) =
-                fit_logistic_capped(&training, names.len() + scaled, penalty, risks..names.len());
+            let (bias, weights) = fit_logistic_capped(
+                &training,
+                names.len() + scaled,
+                penalty,
+                &capped(&mitigations, names.len(), scaled),
+            );
             rows.iter()
                 .zip(groups)
                 .enumerate()

@@ -96,21 +96,24 @@ pub(super) fn solve(mut matrix: Vec<Vec<f64>>, mut vector: Vec<f64>) -> Option<V
     Some(solution)
 }
 
-/// The regression with the features of `mitigations` kept at or below zero: a mitigation is a
-/// cure by definition, so one the data weighs positive (a sign of asynchronous code more than a
-/// cure of it) is left out and the rest fitted again, until none is positive. Left out, a
-/// feature's weight is 0.
+/// The regression with the features of `capped` kept at or below zero, refitted without any
+/// the data weighs positive until none is; left out, a feature's weight is 0. Two kinds are
+/// capped. A mitigation is a cure by definition: one weighed positive is a sign of asynchronous
+/// code more than a cure of it. A risk's share among its project's tests may only lower what the
+/// risk says of each test: weighed positive, it marked every test of a project where the risk is
+/// common (curator's `AtomicReference`s, 25% of its tests warned on fixbench).
 pub(super) fn fit_logistic_capped(
     rows: &Aggregated,
     features: usize,
     penalty: f64,
-    mitigations: Range<usize>,
+    capped: &[Range<usize>],
 ) -> (f64, Vec<f64>) {
     let mut rows = rows.clone();
     loop {
         let (bias, weights) = fit_logistic(&rows, features, penalty);
-        let positive: Vec<usize> = mitigations
-            .clone()
+        let positive: Vec<usize> = capped
+            .iter()
+            .flat_map(|range| range.clone())
             .filter(|&feature| weights[feature] > 0.0)
             .collect();
         if positive.is_empty() {

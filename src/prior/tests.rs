@@ -112,6 +112,65 @@ fn a_signal_common_in_a_project_counts_less_there() {
 }
 
 #[test]
+fn a_signal_common_in_a_project_never_counts_more_there() {
+    // Projects where every test sleeps are the flakiest here, as asynchronous projects often
+    // are: that would weigh the share up and warn on all of such a project's tests. The share
+    // may only lower what a sleep says.
+    let mut examples = Vec::new();
+    for project in ["rare-1", "rare-2", "rare-3"] {
+        for i in 0..60 {
+            let sleeps = i % 10 == 0;
+            let flaky = if sleeps { i % 60 == 0 } else { i % 29 == 0 };
+            examples.push(example(
+                if sleeps { &["fixed-sleep"] } else { &[] },
+                flaky,
+                project,
+            ));
+        }
+    }
+    for project in ["common-1", "common-2", "common-3"] {
+        for i in 0..60 {
+            examples.push(example(&["fixed-sleep"], i % 2 == 0, project));
+        }
+    }
+    let prior = SignalPrior::fit(Language::Java, &examples);
+    assert!(
+        prior.share_weights.iter().all(|(_, weight)| *weight <= 0.0),
+        "{prior:?}"
+    );
+    let sleeps = signals::detect(Language::Java, "void t() { Thread.sleep(100); }");
+    let plain = signals::detect(Language::Java, "void t() { assertEquals(1, 1); }");
+    let project = |sleeping: usize| -> Prevalence {
+        (0..100)
+            .map(|i| (Language::Java, if i < sleeping { &sleeps } else { &plain }))
+            .collect()
+    };
+    assert!(prior.probability(&sleeps, &project(100)) <= prior.probability(&sleeps, &project(5)));
+}
+
+#[test]
+fn a_long_test_weighs_more_than_a_short_one_with_the_same_risks() {
+    // Among tests that sleep, the long ones are the flaky ones.
+    let mut examples = Vec::new();
+    for project in ["a", "b", "c", "d"] {
+        for i in 0..60 {
+            examples.push(example(&["fixed-sleep"], i % 10 == 0, project));
+            examples.push(example(
+                &["fixed-sleep", "lines>=20", "lines>=40"],
+                i % 2 == 0,
+                project,
+            ));
+            examples.push(example(&[], i % 30 == 0, project));
+        }
+    }
+    let prior = SignalPrior::fit(Language::Java, &examples);
+    let unknown = Prevalence::default();
+    let short = prior.probability_of(&["fixed-sleep"], &unknown);
+    let long = prior.probability_of(&["fixed-sleep", "lines>=20", "lines>=40"], &unknown);
+    assert!(long > short + 0.1, "{long} {short}");
+}
+
+#[test]
 fn the_calibration_keeps_its_fixed_points() {
     assert!((calibrated(0.3, 0.6, 0.8) - 0.25).abs() < 1e-9);
     assert!((calibrated(0.6, 0.6, 0.8) - 0.5).abs() < 1e-9);

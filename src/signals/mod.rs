@@ -147,16 +147,37 @@ pub struct Signals {
     pub risks: Vec<SignalHit>,
     /// Ids of the mitigations found.
     pub mitigations: Vec<&'static str>,
+    /// The [`SIZE_FEATURES`] the test's own code reaches.
+    pub size: Vec<&'static str>,
+}
+
+/// Features of a test's length: its own code has at least this many non-blank lines. Flaky tests
+/// are long (in fixtrain's Python repositories the median test a maintainer later fixed for
+/// flakiness has 25 lines, the median test 13; 30% of the fixed ones have 40 or more, 10% of all),
+/// so among tests with the same risks the longer one is likelier flaky. The prior reads them;
+/// evidence never shows them: a long test is no risk by itself, and one without a risk is never
+/// warned.
+pub const SIZE_FEATURES: [(usize, &str); 2] = [(20, "lines>=20"), (40, "lines>=40")];
+
+/// The [`SIZE_FEATURES`] a test's own code reaches.
+pub fn size_features(code: &str) -> Vec<&'static str> {
+    let lines = code.lines().filter(|line| !line.trim().is_empty()).count();
+    SIZE_FEATURES
+        .iter()
+        .filter(|(bound, _)| lines >= *bound)
+        .map(|(_, name)| *name)
+        .collect()
 }
 
 impl Signals {
-    /// The features a signal prior reads: each risk's [`SignalHit::feature`] and each
-    /// mitigation's id.
+    /// The features a signal prior reads: each risk's [`SignalHit::feature`], each
+    /// mitigation's id and the test's size.
     pub fn features(&self) -> Vec<&'static str> {
         self.risks
             .iter()
             .map(|hit| hit.feature)
             .chain(self.mitigations.iter().copied())
+            .chain(self.size.iter().copied())
             .collect()
     }
 }
@@ -237,7 +258,10 @@ fn snippet_file(language: Language, code: &str) -> (String, usize) {
 pub fn detect(language: Language, code: &str) -> Signals {
     let (file, start) = snippet_file(language, code);
     let Some(tree) = crate::extract::parse(language, &file, None) else {
-        return Signals::default();
+        return Signals {
+            size: size_features(code),
+            ..Signals::default()
+        };
     };
     let scanned = scan(language, &file, &tree);
     let mut signals = detect_regions(
@@ -253,6 +277,7 @@ pub fn detect(language: Language, code: &str) -> Signals {
     for hit in &mut signals.risks {
         hit.line = hit.line.saturating_sub(shift).max(1);
     }
+    signals.size = size_features(code);
     signals
 }
 
@@ -264,7 +289,7 @@ pub fn patterns(language: Language) -> impl Iterator<Item = (&'static str, Categ
 }
 
 /// The features of a signal prior for `language`: each risk's id, then each risk's context
-/// feature, then each mitigation's id. Unique within a language.
+/// feature, then each mitigation's id, then the [`SIZE_FEATURES`]. Unique within a language.
 pub fn feature_names(language: Language) -> Vec<&'static str> {
     let catalogue = catalogue(language);
     catalogue
@@ -276,6 +301,7 @@ pub fn feature_names(language: Language) -> Vec<&'static str> {
                 .map(|entry| entry.context_feature.as_str()),
         )
         .chain(catalogue.mitigations().map(|entry| entry.id.as_str()))
+        .chain(SIZE_FEATURES.iter().map(|(_, name)| *name))
         .collect()
 }
 

@@ -205,3 +205,20 @@ fn feature_names_are_unique_within_a_language() {
         assert_eq!(names.len(), count, "{language}");
     }
 }
+
+#[test]
+fn a_test_s_size_counts_its_non_blank_lines() {
+    let body = |lines: usize| {
+        let statements = "    check();\n\n".repeat(lines.saturating_sub(2));
+        format!("def test_a():\n{statements}    done()\n")
+    };
+    assert_eq!(size_features(&body(19)), Vec::<&str>::new());
+    assert_eq!(size_features(&body(20)), ["lines>=20"]);
+    assert_eq!(size_features(&body(45)), ["lines>=20", "lines>=40"]);
+    // What a test judged out of its file and one judged in it read alike.
+    let long = detect(Language::Python, &body(45));
+    assert_eq!(long.size, ["lines>=20", "lines>=40"]);
+    assert!(long.features().contains(&"lines>=40"));
+    // A size is never evidence.
+    assert!(long.risks.is_empty());
+}
