@@ -269,7 +269,7 @@ pub(super) fn held_out_predictions(
                 &training,
                 names.len() + scaled,
                 penalty,
-                &capped(&mitigations, names.len(), scaled),
+                &capped(mitigations, names.len(), scaled),
             );
             rows.iter()
                 .zip(groups)
