@@ -100,8 +100,8 @@ pub(super) fn solve(mut matrix: Vec<Vec<f64>>, mut vector: Vec<f64>) -> Option<V
 /// the data weighs positive until none is; left out, a feature's weight is 0. Two kinds are
 /// capped. A mitigation is a cure by definition: one weighed positive is a sign of asynchronous
 /// code more than a cure of it. A risk's share among its project's tests may only lower what the
-/// risk says of each test: weighed positive, it marked every test of a project where the risk is
-/// common (curator's `AtomicReference`s, 25% of its tests warned on fixbench).
+/// risk says of each test: weighed positive (the projects where a risk is common are often the
+/// flakier ones), it raises every test with the risk of such a project together.
 pub(super) fn fit_logistic_capped(
     rows: &Aggregated,
     features: usize,
