@@ -972,8 +972,13 @@ async fn no_result_of_an_overtaken_version_is_published_during_a_burst() {
     client.collect_for(Duration::from_millis(100)).await;
     let columns = published_columns(&client.take("textDocument/publishDiagnostics"));
     assert!(columns.len() <= 50, "{columns:?}");
+    // A version may be published twice: the workspace's tests, read in the background at start,
+    // change the prior's shares and re-judge the open document at its current version.
     for pair in columns.windows(2) {
-        assert!(pair[0].0 < pair[1].0, "published out of order: {columns:?}");
+        assert!(
+            pair[0].0 <= pair[1].0,
+            "published out of order: {columns:?}"
+        );
     }
     for (version, published_column) in &columns {
         assert_eq!(
