@@ -257,21 +257,20 @@ fn snippet_file(language: Language, code: &str) -> (String, usize) {
 /// test methods out of their files.
 pub fn detect(language: Language, code: &str) -> Signals {
     let (file, start) = snippet_file(language, code);
-    let Some(tree) = crate::extract::parse(language, &file, None) else {
-        return Signals {
-            size: size_features(code),
-            ..Signals::default()
-        };
+    let mut signals = match crate::extract::parse(language, &file, None) {
+        Some(tree) => {
+            let scanned = scan(language, &file, &tree);
+            detect_regions(
+                language,
+                &[Region {
+                    scan: &scanned,
+                    range: start..start + code.len(),
+                    place: Place::Test,
+                }],
+            )
+        }
+        None => Signals::default(),
     };
-    let scanned = scan(language, &file, &tree);
-    let mut signals = detect_regions(
-        language,
-        &[Region {
-            scan: &scanned,
-            range: start..start + code.len(),
-            place: Place::Test,
-        }],
-    );
     // Lines count from the snippet's first line.
     let shift = u32::from(start > 0);
     for hit in &mut signals.risks {

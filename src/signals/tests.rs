@@ -219,6 +219,14 @@ fn a_test_s_size_counts_its_non_blank_lines() {
     let long = detect(Language::Python, &body(45));
     assert_eq!(long.size, ["lines>=20", "lines>=40"]);
     assert!(long.features().contains(&"lines>=40"));
+    let in_file = crate::analysis::read_tests(
+        Language::Python,
+        "test_a.py",
+        &body(45),
+        &crate::analysis::Surroundings::default(),
+    );
+    assert_eq!(in_file.tests.len(), 1);
+    assert_eq!(in_file.signals[0].size, long.size);
     // A size is never evidence.
     assert!(long.risks.is_empty());
 }
