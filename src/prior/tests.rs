@@ -58,15 +58,18 @@ fn a_mitigation_never_counts_for_flakiness() {
     assert!(prior.weight("fixed-sleep", &unknown) > 0.5, "{prior:?}");
 }
 
-#[test]
-fn a_signal_common_in_a_project_counts_less_there() {
-    // Where few tests sleep, the sleeping ones are the flaky ones; where every test sleeps,
-    // sleeping says nothing.
+/// Three projects where one test in ten sleeps (one of those in `rare_flaky_every / 10` flaky,
+/// one other test in 29) and three where every test sleeps (one in `common_flaky_every` flaky).
+fn sleepers(rare_flaky_every: usize, common_flaky_every: usize) -> Vec<Example<'static>> {
     let mut examples = Vec::new();
     for project in ["rare-1", "rare-2", "rare-3"] {
         for i in 0..60 {
             let sleeps = i % 10 == 0;
-            let flaky = if sleeps { i % 20 == 0 } else { i % 29 == 0 };
+            let flaky = if sleeps {
+                i % rare_flaky_every == 0
+            } else {
+                i % 29 == 0
+            };
             examples.push(example(
                 if sleeps { &["fixed-sleep"] } else { &[] },
                 flaky,
@@ -76,9 +79,34 @@ fn a_signal_common_in_a_project_counts_less_there() {
     }
     for project in ["common-1", "common-2", "common-3"] {
         for i in 0..60 {
-            examples.push(example(&["fixed-sleep"], i % 12 == 0, project));
+            examples.push(example(
+                &["fixed-sleep"],
+                i % common_flaky_every == 0,
+                project,
+            ));
         }
     }
+    examples
+}
+
+fn sleeping_test() -> Signals {
+    signals::detect(Language::Java, "void t() { Thread.sleep(100); }")
+}
+
+/// A project of 100 Java tests, of which `sleeping` sleep.
+fn project_with_sleepers(sleeping: usize) -> Prevalence {
+    let sleeps = sleeping_test();
+    let plain = signals::detect(Language::Java, "void t() { assertEquals(1, 1); }");
+    (0..100)
+        .map(|i| (Language::Java, if i < sleeping { &sleeps } else { &plain }))
+        .collect()
+}
+
+#[test]
+fn a_signal_common_in_a_project_counts_less_there() {
+    // Where few tests sleep, the sleeping ones are the flaky ones; where every test sleeps,
+    // sleeping says nothing.
+    let examples = sleepers(20, 12);
     let prior = SignalPrior::fit(Language::Java, &examples);
     assert!(
         prior
@@ -87,14 +115,8 @@ fn a_signal_common_in_a_project_counts_less_there() {
             .any(|(name, weight)| name == "fixed-sleep" && *weight < 0.0),
         "{prior:?}"
     );
-    let sleeps = signals::detect(Language::Java, "void t() { Thread.sleep(100); }");
-    let plain = signals::detect(Language::Java, "void t() { assertEquals(1, 1); }");
-    let project = |sleeping: usize| -> Prevalence {
-        (0..100)
-            .map(|i| (Language::Java, if i < sleeping { &sleeps } else { &plain }))
-            .collect()
-    };
-    let (rare, common) = (project(5), project(100));
+    let sleeps = sleeping_test();
+    let (rare, common) = (project_with_sleepers(5), project_with_sleepers(100));
     assert!(
         prior.probability(&sleeps, &rare) > prior.probability(&sleeps, &common) + 0.1,
         "{} {}",
@@ -116,36 +138,15 @@ fn a_signal_common_in_a_project_never_counts_more_there() {
     // Projects where every test sleeps are the flakiest here, as asynchronous projects often
     // are: that would weigh the share up and warn on all of such a project's tests. The share
     // may only lower what a sleep says.
-    let mut examples = Vec::new();
-    for project in ["rare-1", "rare-2", "rare-3"] {
-        for i in 0..60 {
-            let sleeps = i % 10 == 0;
-            let flaky = if sleeps { i % 60 == 0 } else { i % 29 == 0 };
-            examples.push(example(
-                if sleeps { &["fixed-sleep"] } else { &[] },
-                flaky,
-                project,
-            ));
-        }
-    }
-    for project in ["common-1", "common-2", "common-3"] {
-        for i in 0..60 {
-            examples.push(example(&["fixed-sleep"], i % 2 == 0, project));
-        }
-    }
+    let examples = sleepers(60, 2);
     let prior = SignalPrior::fit(Language::Java, &examples);
     assert!(
         prior.share_weights.iter().all(|(_, weight)| *weight <= 0.0),
         "{prior:?}"
     );
-    let sleeps = signals::detect(Language::Java, "void t() { Thread.sleep(100); }");
-    let plain = signals::detect(Language::Java, "void t() { assertEquals(1, 1); }");
-    let project = |sleeping: usize| -> Prevalence {
-        (0..100)
-            .map(|i| (Language::Java, if i < sleeping { &sleeps } else { &plain }))
-            .collect()
-    };
-    assert!(prior.probability(&sleeps, &project(100)) <= prior.probability(&sleeps, &project(5)));
+    let sleeps = sleeping_test();
+    let (rare, common) = (project_with_sleepers(5), project_with_sleepers(100));
+    assert!(prior.probability(&sleeps, &common) <= prior.probability(&sleeps, &rare));
 }
 
 #[test]
