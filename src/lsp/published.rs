@@ -61,18 +61,21 @@ impl Publications {
     }
 }
 
+/// Whether the wait for the relay ends within a short time (for tests here and in the
+/// transport's).
+#[cfg(test)]
+pub(super) async fn relayed_soon(publications: &Publications) -> bool {
+    let short = std::time::Duration::from_millis(50);
+    tokio::time::timeout(short, publications.wait_until_relayed())
+        .await
+        .is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
     use super::*;
-
-    /// Whether the wait ends within a short time.
-    async fn relayed_soon(publications: &Publications) -> bool {
-        tokio::time::timeout(Duration::from_millis(50), publications.wait_until_relayed())
-            .await
-            .is_ok()
-    }
 
     #[tokio::test]
     async fn waits_until_as_many_publications_are_relayed_as_were_handed() {

@@ -264,6 +264,7 @@ fn report(to_client: &mpsc::UnboundedSender<Vec<u8>>, state: &ProtocolState, mes
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lsp::published::relayed_soon;
 
     fn admitted(message: Value) -> (Admission, ProtocolState) {
         let mut state = ProtocolState::default();
@@ -327,12 +328,6 @@ mod tests {
             let frame = queued.try_recv().expect("queued");
             assert_eq!(frame, framing::frame(message.to_string().as_bytes()));
         }
-        let relayed_soon = async |publications: &Publications| {
-            let short = std::time::Duration::from_millis(50);
-            tokio::time::timeout(short, publications.wait_until_relayed())
-                .await
-                .is_ok()
-        };
         publications.count_handed();
         assert!(relayed_soon(&publications).await, "one relayed");
         publications.count_handed();
