@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 use serde::Deserialize;
-use tree_sitter::Query;
 
+use super::query::Query;
 use crate::category::Category;
 use crate::language::Language;
 
@@ -213,9 +213,8 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
         return Err(format!("{where_}: the id {} is used twice", pair[0]));
     }
     let grammar = language.grammar();
-    // One query for the whole catalogue, compiled once: compiling is most of a short check's
-    // time (tree-sitter analyses every pattern against the grammar), so no entry is compiled
-    // alone; a pattern's entry is the one whose text holds the pattern's first byte.
+    // One query for the whole catalogue, so that a file is walked once; a pattern's entry is
+    // the one whose text holds the pattern's first byte.
     let mut combined = String::new();
     let mut entry_ends = Vec::new();
     for entry in &entries {
@@ -226,16 +225,19 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
     let query = Query::new(&grammar, &combined).map_err(|error| {
         let at = entry_ends.partition_point(|&end| end <= error.offset);
         let id = entries.get(at).map_or("?", |entry| entry.id.as_str());
-        format!("{where_}: {id}: {error}")
+        let start = if at == 0 { 0 } else { entry_ends[at - 1] };
+        let offset = error.offset - start;
+        format!(
+            "{where_}: {id}: {} (at byte {offset} of its query)",
+            error.message
+        )
     })?;
     let hit = query.capture_index_for_name("hit");
     let mut pattern_entry = Vec::with_capacity(query.pattern_count());
     for pattern in 0..query.pattern_count() {
         let start = query.start_byte_for_pattern(pattern);
         let position = entry_ends.partition_point(|&end| end <= start);
-        let captures_hit = hit.is_some_and(|hit| {
-            query.capture_quantifiers(pattern)[hit as usize] != tree_sitter::CaptureQuantifier::Zero
-        });
+        let captures_hit = hit.is_some_and(|hit| query.pattern_captures(pattern, hit));
         if !captures_hit {
             return Err(format!(
                 "{where_}: {} has a pattern that captures no @hit",
@@ -247,7 +249,7 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
     if let Some(unknown) = query
         .capture_names()
         .iter()
-        .find(|name| !name.starts_with('_') && !super::CAPTURES.contains(name))
+        .find(|name| !name.starts_with('_') && !super::CAPTURES.contains(&name.as_str()))
     {
         return Err(format!(
             "{where_}: a query uses an unknown capture @{unknown}"
@@ -263,10 +265,9 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
     let facts =
         Query::new(&grammar, &facts_source).map_err(|error| format!("{where_}: {error}"))?;
     let uses = |pattern: usize, capture: &str| {
-        facts.capture_index_for_name(capture).is_some_and(|index| {
-            facts.capture_quantifiers(pattern)[index as usize]
-                != tree_sitter::CaptureQuantifier::Zero
-        })
+        facts
+            .capture_index_for_name(capture)
+            .is_some_and(|index| facts.pattern_captures(pattern, index))
     };
     let mut pattern_fact = Vec::with_capacity(facts.pattern_count());
     for pattern in 0..facts.pattern_count() {

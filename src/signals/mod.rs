@@ -20,6 +20,7 @@
 //! - `@hash-receiver`: the object a call is made on, which must hold a hash-ordered collection.
 
 pub mod catalogue;
+mod query;
 mod scan;
 #[cfg(test)]
 mod tests;

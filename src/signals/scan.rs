@@ -4,22 +4,21 @@
 //! trees, are parsed again as code so that `assert!(start.elapsed() < ...)` is read too.
 
 use std::cell::Cell;
-use std::ops::{ControlFlow, Range};
+use std::ops::Range;
 
-use streaming_iterator::StreamingIterator;
-use tree_sitter::{Node, QueryCursor, QueryCursorOptions, QueryMatch, Tree};
+use tree_sitter::{Node, Tree};
 
 use super::catalogue::{Catalogue, Entry, Fact, catalogue};
+use super::query::Capture;
 use super::values::{self, Facts, text_of};
 use crate::language::Language;
 
-/// One file's work is bounded: queries stop after this many of tree-sitter's progress checks,
-/// each a thousand steps of a query cursor (a pathological file yields the signals found so far,
-/// never a hang). Counted, not timed, so that a loaded machine finds what an idle one finds: a
-/// time limit made training give different weights from one run to the next. The most a real
-/// file took, over every source file of fixtrain and fixbench, is 9,770 checks (about half a
-/// second here); a file of the 2 MB limit as dense would take about 22,000.
-const QUERY_WORK: u64 = 50_000;
+/// One file's work is bounded: matching stops after this many steps (a node visited or a child
+/// tried against a pattern), and a pathological file yields the signals found so far, never a
+/// hang. Counted, not timed, so that a loaded machine finds what an idle one finds: a time limit
+/// made training give different weights from one run to the next. The most a real file took,
+/// over every source file of fixtrain and fixbench, is 2.6 million steps (a Python file).
+const QUERY_WORK: u64 = 25_000_000;
 /// Macro bodies parsed again, per file, and how deep macros inside macros are followed.
 const MAX_MACRO_BODIES: usize = 4_000;
 const MAX_MACRO_DEPTH: u8 = 3;
@@ -119,19 +118,6 @@ impl Part<'_> {
     }
 }
 
-fn with_budget<R>(work: &Cell<u64>, run: impl FnOnce(QueryCursorOptions<'_>) -> R) -> R {
-    let mut callback = |_: &tree_sitter::QueryCursorState| {
-        let left = work.get().saturating_sub(1);
-        work.set(left);
-        if left == 0 {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    };
-    run(QueryCursorOptions::new().progress_callback(&mut callback))
-}
-
 fn facts<'tree>(
     catalogue: &Catalogue,
     root: Node<'tree>,
@@ -144,23 +130,20 @@ fn facts<'tree>(
     };
     let name_index = catalogue.facts.capture_index_for_name("name");
     let value_index = catalogue.facts.capture_index_for_name("value");
-    with_budget(work, |options| {
-        let mut cursor = QueryCursor::new();
-        let mut found =
-            cursor.matches_with_options(&catalogue.facts, root, source.as_bytes(), options);
-        while let Some(found) = found.next() {
+    catalogue
+        .facts
+        .matches(root, source, work, &mut |pattern, captures| {
             let capture = |index: Option<u32>| {
-                found
-                    .captures()
+                captures
                     .iter()
-                    .find(|capture| Some(capture.index) == index)
-                    .map(|capture| capture.node)
+                    .find(|(capture, _)| Some(*capture) == index)
+                    .map(|(_, node)| *node)
             };
             let Some(name) = capture(name_index) else {
-                continue;
+                return;
             };
             let name = text_of(name, source);
-            match catalogue.pattern_fact[found.pattern_index] {
+            match catalogue.pattern_fact[pattern] {
                 Fact::Binding => {
                     if let Some(value) = capture(value_index) {
                         facts.bindings.entry(name).or_insert(value);
@@ -173,8 +156,7 @@ fn facts<'tree>(
                     facts.hash_collections.insert(name);
                 }
             }
-        }
-    });
+        });
     facts
 }
 
@@ -185,15 +167,13 @@ fn matches(
     work: &Cell<u64>,
     hits: &mut Vec<Hit>,
 ) {
-    with_budget(work, |options| {
-        let mut cursor = QueryCursor::new();
-        let mut found =
-            cursor.matches_with_options(&catalogue.query, part.root, part.text.as_bytes(), options);
-        while let Some(found) = found.next() {
-            let entry_index = catalogue.pattern_entry[found.pattern_index];
+    catalogue
+        .query
+        .matches(part.root, part.text, work, &mut |pattern, captures| {
+            let entry_index = catalogue.pattern_entry[pattern];
             let entry = &catalogue.entries[entry_index];
-            let Some(hit) = accepted(catalogue, entry, found, part, facts) else {
-                continue;
+            let Some(hit) = accepted(catalogue, entry, captures, part, facts) else {
+                return;
             };
             match (part.in_file(hit.byte_range()), &part.invocation) {
                 (Some(range), _) => hits.push(Hit {
@@ -210,15 +190,14 @@ fn matches(
                 }),
                 (None, None) => {}
             }
-        }
-    });
+        });
 }
 
 /// The reported node of a match whose values meet its entry's conditions.
 fn accepted<'tree>(
     catalogue: &Catalogue,
     entry: &Entry,
-    found: &QueryMatch<'_, 'tree>,
+    captures: &[Capture<'tree>],
     part: &Part<'_>,
     facts: &Facts<'_>,
 ) -> Option<Node<'tree>> {
@@ -226,14 +205,13 @@ fn accepted<'tree>(
     let text = part.text;
     let mut hit = None;
     let mut unit_override = None;
-    for capture in found.captures() {
-        if names[capture.index as usize] == "unit" {
-            unit_override = Some(values::unit_ms(text_of(capture.node, text))?);
+    for &(index, node) in captures {
+        if names[index as usize] == "unit" {
+            unit_override = Some(values::unit_ms(text_of(node, text))?);
         }
     }
-    for capture in found.captures() {
-        let node = capture.node;
-        match names[capture.index as usize] {
+    for &(index, node) in captures {
+        match names[index as usize].as_str() {
             "hit" => hit = Some(node),
             name @ ("duration" | "duration.ms" | "duration.s") => {
                 let own_unit = match name {

@@ -1,0 +1,268 @@
+//! Matching patterns against a syntax tree: every node is tried against the patterns whose top
+//! node can have its kind, and a pattern's children are matched in order against the node's
+//! children, backtracking so that every way a pattern matches is found, as tree-sitter does.
+//! Predicates are checked as soon as their capture is bound.
+
+use std::cell::Cell;
+
+use tree_sitter::Node;
+
+use super::{Capture, Child, Kinds, Matcher, NodePattern, Pattern, Predicate, Query, Step, Test};
+
+/// What to do with a match so far: the rest of the pattern, or reporting it.
+type Then<'r, 'q, 'a, 'tree> = dyn FnMut(&mut Run<'q, 'a, 'tree>) + 'r;
+
+struct Run<'q, 'a, 'tree> {
+    pattern: &'q Pattern,
+    text: &'a str,
+    work: &'a Cell<u64>,
+    binds: Vec<Capture<'tree>>,
+    /// Emptied lists of children, kept for reuse.
+    spare: Vec<Vec<Kid<'tree>>>,
+}
+
+/// A child of the node being matched.
+#[derive(Clone, Copy)]
+struct Kid<'tree> {
+    node: Node<'tree>,
+    field: Option<u16>,
+    named: bool,
+}
+
+pub(super) fn matches<'tree>(
+    query: &Query,
+    root: Node<'tree>,
+    text: &str,
+    work: &Cell<u64>,
+    found: &mut dyn FnMut(usize, &[Capture<'tree>]),
+) {
+    let Some(first) = query.patterns.first() else {
+        return;
+    };
+    let mut run = Run {
+        pattern: first,
+        text,
+        work,
+        binds: Vec::new(),
+        spare: Vec::new(),
+    };
+    let mut candidates = Vec::new();
+    let mut cursor = root.walk();
+    loop {
+        if !spend(work) {
+            return;
+        }
+        let node = cursor.node();
+        let own = query
+            .by_kind
+            .get(usize::from(node.kind_id()))
+            .map_or(&[][..], Vec::as_slice);
+        candidates.clear();
+        candidates.extend_from_slice(own);
+        if !query.any_kind.is_empty() {
+            candidates.extend_from_slice(&query.any_kind);
+            candidates.sort_unstable();
+        }
+        if !candidates.is_empty() {
+            // The node's children are read once for all the patterns tried on it.
+            let kids = run.kids_of(node);
+            for &index in &candidates {
+                let pattern = &query.patterns[index];
+                run.pattern = pattern;
+                run.step(&pattern.step, node, Some(&kids), &mut |run| {
+                    let binds = &run.binds;
+                    if pattern
+                        .predicates
+                        .iter()
+                        .all(|predicate| capture_pair_holds(predicate, binds, text))
+                    {
+                        found(index, binds);
+                    }
+                });
+            }
+            run.spare.push(kids);
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == root {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
+fn spend(work: &Cell<u64>) -> bool {
+    let left = work.get();
+    if left == 0 {
+        return false;
+    }
+    work.set(left - 1);
+    true
+}
+
+fn text_of<'a>(node: Node<'_>, text: &'a str) -> &'a str {
+    text.get(node.byte_range()).unwrap_or("")
+}
+
+/// A predicate comparing two captures, checked once the whole pattern has matched: every pair
+/// of their nodes, in order, must compare as the predicate says.
+fn capture_pair_holds(predicate: &Predicate, binds: &[Capture<'_>], text: &str) -> bool {
+    let Test::EqCapture(other) = predicate.test else {
+        return true;
+    };
+    let nodes = |capture: u32| {
+        binds
+            .iter()
+            .filter(move |(index, _)| *index == capture)
+            .map(|(_, node)| text_of(*node, text))
+    };
+    nodes(predicate.capture)
+        .zip(nodes(other))
+        .all(|(a, b)| (a == b) == predicate.positive)
+}
+
+impl<'q, 'a, 'tree> Run<'q, 'a, 'tree> {
+    /// Matches `step` on `node`, calling `then` for every way it matches, with the captures
+    /// bound so far in `self.binds`.
+    /// `kids` are the node's children when the caller has read them already.
+    fn step(
+        &mut self,
+        step: &Step,
+        node: Node<'tree>,
+        kids: Option<&[Kid<'tree>]>,
+        then: &mut Then<'_, 'q, 'a, 'tree>,
+    ) {
+        let text = self.text;
+        let holds = step
+            .captures
+            .iter()
+            .all(|&capture| self.holds(capture, text_of(node, text)));
+        if !holds {
+            return;
+        }
+        let mark = self.binds.len();
+        self.binds
+            .extend(step.captures.iter().map(|&capture| (capture, node)));
+        match &step.matcher {
+            Matcher::Alternatives(list) => {
+                for alternative in list {
+                    self.step(alternative, node, kids, then);
+                }
+            }
+            Matcher::Node(pattern) => {
+                if !accepts(pattern, node) {
+                } else if pattern.children.is_empty() && !pattern.anchored_end {
+                    then(self);
+                } else if let Some(kids) = kids {
+                    self.sequence(pattern, kids, 0, 0, then);
+                } else {
+                    let kids = self.kids_of(node);
+                    self.sequence(pattern, &kids, 0, 0, then);
+                    self.spare.push(kids);
+                }
+            }
+        }
+        self.binds.truncate(mark);
+    }
+
+    /// Whether the text of a node bound to `capture` meets the predicates on it.
+    fn holds(&self, capture: u32, text: &str) -> bool {
+        self.pattern
+            .predicates
+            .iter()
+            .filter(|predicate| predicate.capture == capture)
+            .all(|predicate| {
+                let meets = match &predicate.test {
+                    Test::Eq(value) => text == value,
+                    Test::AnyOf(values) => values.iter().any(|value| value == text),
+                    Test::Match(regex) => regex.is_match(text),
+                    Test::EqCapture(_) => return true,
+                };
+                meets == predicate.positive
+            })
+    }
+
+    /// The children of a node with their fields, in a list taken from the spare ones.
+    fn kids_of(&mut self, node: Node<'tree>) -> Vec<Kid<'tree>> {
+        let mut kids = self.spare.pop().unwrap_or_default();
+        kids.clear();
+        let mut cursor = node.walk();
+        if cursor.goto_first_child() {
+            loop {
+                let kid = cursor.node();
+                kids.push(Kid {
+                    node: kid,
+                    field: cursor.field_id().map(|id| id.get()),
+                    named: kid.is_named(),
+                });
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        kids
+    }
+
+    /// Matches the child patterns from `index` on against the kids from `from` on.
+    fn sequence(
+        &mut self,
+        pattern: &NodePattern,
+        kids: &[Kid<'tree>],
+        index: usize,
+        from: usize,
+        then: &mut Then<'_, 'q, 'a, 'tree>,
+    ) {
+        let Some(child) = pattern.children.get(index) else {
+            if !pattern.anchored_end || kids[from..].iter().all(|kid| !kid.named) {
+                then(self);
+            }
+            return;
+        };
+        for (offset, kid) in kids[from..].iter().enumerate() {
+            if !spend(self.work) {
+                return;
+            }
+            if child.field.is_none_or(|field| kid.field == Some(field)) {
+                let next = from + offset + 1;
+                self.step(&child.step, kid.node, None, &mut |run: &mut Self| {
+                    run.sequence(pattern, kids, index + 1, next, then);
+                });
+            }
+            if child.anchored && (kid.named || !child_is_named(child)) {
+                // Only the first named child after the previous match may match an anchored one.
+                return;
+            }
+        }
+    }
+}
+
+/// Whether a child pattern matches named nodes only (anchors skip anonymous nodes for it).
+fn child_is_named(child: &Child) -> bool {
+    match &child.step.matcher {
+        Matcher::Node(node) => {
+            !matches!(node.kinds, Kinds::AnyNode | Kinds::Of { named: false, .. })
+        }
+        Matcher::Alternatives(_) => true,
+    }
+}
+
+/// Whether a node has the pattern's kind and none of its absent fields.
+fn accepts(pattern: &NodePattern, node: Node<'_>) -> bool {
+    let kind = match &pattern.kinds {
+        Kinds::AnyNode => true,
+        Kinds::AnyNamed => node.is_named(),
+        Kinds::Of { ids, named } => node.is_named() == *named && ids.contains(&node.kind_id()),
+    };
+    kind && pattern
+        .absent_fields
+        .iter()
+        .all(|&field| node.child_by_field_id(field).is_none())
+}
