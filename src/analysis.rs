@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use crate::category::Category;
 use crate::context;
 use crate::extract::{self, TestMethod};
@@ -267,30 +269,36 @@ pub fn judge_code(
     judge(models, thresholds, language, code, &signals)
 }
 
-/// Judges tests of one file, each with its signals.
+/// A file with at least this many tests is judged on every core: the search of each test's
+/// neighbours is most of the time an editor waits for a large file's first diagnostics. Fewer
+/// are judged on the calling thread, which spares a short check the start of a thread pool.
+const PARALLEL_TESTS: usize = 32;
+
+/// Judges tests of one file, each with its signals, in their order.
 pub fn judge_tests(
     models: &Models,
     thresholds: &Thresholds,
     tests: Vec<TestMethod>,
     signals: &[Signals],
 ) -> Vec<TestReport> {
-    tests
-        .into_iter()
-        .zip(signals)
-        .map(|(test, signals)| {
-            let prediction = judge(models, thresholds, test.language, &test.code, signals);
-            let severity = if test.ignored {
-                None
-            } else {
-                thresholds.severity(prediction.score)
-            };
-            TestReport {
-                test,
-                prediction,
-                severity,
-            }
-        })
-        .collect()
+    let report = |(test, signals): (TestMethod, &Signals)| {
+        let prediction = judge(models, thresholds, test.language, &test.code, signals);
+        let severity = if test.ignored {
+            None
+        } else {
+            thresholds.severity(prediction.score)
+        };
+        TestReport {
+            test,
+            prediction,
+            severity,
+        }
+    };
+    if tests.len() >= PARALLEL_TESTS {
+        tests.into_par_iter().zip(signals).map(report).collect()
+    } else {
+        tests.into_iter().zip(signals).map(report).collect()
+    }
 }
 
 /// What reading a file's tests takes from its workspace: how the test runner finds tests there,
