@@ -202,6 +202,7 @@ fn all_published_since(session: &Session, versions: &[(Uri, i32)], generation: u
 
 async fn analyse_and_publish(session: &Arc<Session>, uri: Uri, delay: Duration) {
     session.wait_until_ready().await;
+    session.shares.wait_briefly().await;
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }

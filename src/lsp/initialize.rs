@@ -121,8 +121,11 @@ pub fn initialized(session: &Arc<Session>) {
                 .await;
         }
         load_workspace(&session).await;
+        session.shares.started();
         session.set_ready();
         read_workspace_tests(&session).await;
+        // After the documents were scheduled again: analyses that waited are replaced by then.
+        session.shares.counted();
     });
 }
 

@@ -42,6 +42,7 @@ mod position;
 mod published;
 mod session;
 mod settings;
+mod shares;
 mod transport;
 
 use std::panic::AssertUnwindSafe;

@@ -10,6 +10,7 @@ use tokio::task::AbortHandle;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{Diagnostic, MessageType, ProgressToken, Uri};
 
+use super::shares::SharesGate;
 use crate::analysis::{Models, Thresholds};
 use crate::config::Config;
 use crate::index::Index;
@@ -176,6 +177,8 @@ pub struct Session {
     analyses: Mutex<HashMap<Uri, AbortHandle>>,
     /// True once the workspace's settings and models are loaded; analyses wait for it.
     ready: watch::Sender<bool>,
+    /// Lets the first analyses wait briefly for the workspace's signal shares.
+    pub shares: SharesGate,
     /// The languages whose shipped model has been decoded (it is decoded once per process).
     default_models_loaded: Mutex<[bool; 3]>,
     /// Serialises writes of the project index.
@@ -198,6 +201,7 @@ impl Session {
             generation: AtomicU64::new(0),
             analyses: Mutex::default(),
             ready: watch::Sender::new(false),
+            shares: SharesGate::default(),
             default_models_loaded: Mutex::default(),
             marking: tokio::sync::Mutex::new(()),
             publishing: tokio::sync::Mutex::new(()),
