@@ -6,8 +6,9 @@
 //! against flakiness and are never shown.
 //!
 //! Each signal is one entry of `grammars/signals/<language>.toml` ([`catalogue`]): a stable id,
-//! a category, a message, its documentation, a tree-sitter query and examples. A query captures
-//! the reported node as `@hit`; these captures add conditions on values ([`scan`]):
+//! a category, a message, its documentation, a query in tree-sitter's query language (the subset
+//! [`query`] reads and matches) and examples. A query captures the reported node as `@hit`;
+//! these captures add conditions on values ([`scan`]):
 //!
 //! - `@duration`: a duration (a number in the entry's `unit`, or a duration built with its own
 //!   unit, or a name bound to one) that must lie within the entry's `min-ms` and `max-ms`;
