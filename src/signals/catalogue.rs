@@ -38,9 +38,10 @@ pub struct Entry {
     pub why: String,
     /// How to fix it (risks) or why it helps (mitigations).
     pub fix: String,
-    /// The tree-sitter query. It must capture the reported node as `@hit`; the captures named in
-    /// [`crate::signals`] (`@duration`, `@unit`, `@port`, `@address`, `@receiver`,
-    /// `@hash-receiver`) add conditions on values.
+    /// The query, in tree-sitter's query language (see [`super::query`] for the subset). It
+    /// must capture the reported node as `@hit`; the captures named in [`crate::signals`]
+    /// (`@duration`, `@unit`, `@port`, `@address`, `@receiver`, `@hash-receiver`) add
+    /// conditions on values.
     pub query: String,
     /// The unit of a bare number captured as `@duration`: `ns`, `us`, `ms`, `s` or `min`.
     #[serde(default)]
