@@ -200,8 +200,9 @@ impl<'a> Parser<'a> {
                 Matcher::Alternatives(alternatives)
             }
             Some('"') => {
+                let start = self.at;
                 let kind = self.string()?;
-                Matcher::Node(NodePattern::leaf(self.kinds(&kind, false)?))
+                Matcher::Node(NodePattern::leaf(self.kinds(&kind, false, start)?))
             }
             Some('_') if !self.text[self.at + 1..].starts_with(|c: char| c.is_alphanumeric()) => {
                 self.at += 1;
@@ -234,15 +235,13 @@ impl<'a> Parser<'a> {
 
     /// A node pattern's kind and children, after its `(` and up to its `)`.
     fn node(&mut self, predicates: &mut Vec<Predicate>) -> Result<NodePattern> {
+        self.skip_blank();
         let start = self.at;
         let kind = self.name()?;
         let kinds = if kind == "_" {
             Kinds::AnyNamed
         } else {
-            self.at = start;
-            let kinds = self.kinds(kind, true);
-            self.at = start + kind.len();
-            kinds?
+            self.kinds(kind, true, start)?
         };
         let mut node = NodePattern::leaf(kinds);
         let mut anchored = false;
@@ -290,21 +289,28 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn kinds(&self, kind: &str, named: bool) -> Result<Kinds> {
+    /// Every id of the node kind named `kind`, which starts at `at` in the text.
+    fn kinds(&self, kind: &str, named: bool, at: usize) -> Result<Kinds> {
+        let refused = |message: String| {
+            Err(QueryError {
+                offset: at,
+                message,
+            })
+        };
         let called = || {
             (0u16..)
                 .zip(&self.kinds)
                 .filter(move |(_, (name, ..))| *name == kind)
         };
         if called().any(|(_, &(_, _, supertype))| supertype) {
-            return self.error(format!("{kind:?} is a supertype, which is not supported"));
+            return refused(format!("{kind:?} is a supertype, which is not supported"));
         }
         let ids: Vec<u16> = called()
             .filter(|(_, (_, is_named, _))| *is_named == named)
             .map(|(id, _)| id)
             .collect();
         if ids.is_empty() {
-            return self.error(format!("the grammar has no node kind {kind:?}"));
+            return refused(format!("the grammar has no node kind {kind:?}"));
         }
         Ok(Kinds::Of { ids, named })
     }

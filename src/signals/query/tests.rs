@@ -187,6 +187,11 @@ fn a_query_outside_the_subset_is_refused_where_it_goes_wrong() {
         java("(method_invocation . (identifier) @hit .) ((identifier) @hit (#eq? @hit \"x\"))")
             .is_ok()
     );
+    // Blanks and comments may go anywhere between tokens, as in tree-sitter.
+    let spaced = java("( method_invocation ; a call\n  name: ( identifier ) @hit )").unwrap();
+    assert_eq!(spaced.pattern_count(), 1);
+    let error = java("( method_invocatio ) @hit").unwrap_err();
+    assert_eq!(error.offset, 2, "{error}");
 }
 
 #[test]
