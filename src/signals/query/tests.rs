@@ -218,3 +218,25 @@ fn matching_stops_when_its_work_runs_out_and_keeps_what_it_found() {
         "{some} of 200 found with a small budget"
     );
 }
+
+#[test]
+fn a_cut_or_garbled_query_is_refused_without_panicking() {
+    for language in Language::ALL {
+        let grammar = language.grammar();
+        let text = query_texts(language).concat();
+        let boundaries: Vec<usize> = (0..text.len())
+            .step_by(41)
+            .filter(|&end| text.is_char_boundary(end))
+            .collect();
+        let mut refused = 0;
+        for &end in &boundaries {
+            refused += usize::from(Query::new(&grammar, &text[..end]).is_err());
+            let garbled = text[..end].replace('(', "[").replace('"', "");
+            let _ = Query::new(&grammar, &garbled);
+        }
+        assert!(
+            refused > boundaries.len() / 2,
+            "{language}: most cuts are refused"
+        );
+    }
+}
