@@ -213,10 +213,26 @@ change of `flakesense-eglot-companions' for example."
 ;; would have to be defined before this file is loaded.
 (defvar lsp--cur-workspace)
 
+(defvar lsp-diagnostics--flymake-report-fn)
+(declare-function lsp-diagnostics--flymake-update-diagnostics "lsp-diagnostics")
+
+(defun flakesense--lsp-mode-report-always (&rest _)
+  "Hand Flymake the diagnostics lsp-mode holds for this buffer.
+Runs after lsp-mode's Flymake backend.  lsp-mode 8 reports a buffer's
+diagnostics only on the backend's first run; when another server of the
+buffer opens it, Flymake runs again, and diagnostics published before
+then (flakesense's come within milliseconds) stayed hidden until the next
+publication, that is until an edit."
+  (when (bound-and-true-p lsp-diagnostics--flymake-report-fn)
+    (lsp-diagnostics--flymake-update-diagnostics)))
+
 (defun flakesense-lsp-mode-setup ()
   "Register flakesense with lsp-mode, as an add-on for Java, Python, Rust."
   (interactive)
   (require 'lsp-mode)
+  (with-eval-after-load 'lsp-diagnostics
+    (advice-add 'lsp-diagnostics--flymake-backend :after
+                #'flakesense--lsp-mode-report-always))
   ;; What lsp-mode answers to `workspace/configuration' for "flakesense"
   ;; and sends in `workspace/didChangeConfiguration'; nil values are left
   ;; out.
