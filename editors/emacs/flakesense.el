@@ -226,6 +226,14 @@ publication, that is until an edit."
   (when (bound-and-true-p lsp-diagnostics--flymake-report-fn)
     (lsp-diagnostics--flymake-update-diagnostics)))
 
+(defun flakesense--lsp-mode-show-again ()
+  "Run Flymake again once a server has opened this buffer.
+lsp-mode gathers a buffer's diagnostics from the servers that have opened
+it: flakesense's, published before the buffer was opened in its
+workspace, are shown only by a Flymake run after that."
+  (when (bound-and-true-p flymake-mode)
+    (flymake-start)))
+
 (defun flakesense-lsp-mode-setup ()
   "Register flakesense with lsp-mode, as an add-on for Java, Python, Rust."
   (interactive)
@@ -233,6 +241,7 @@ publication, that is until an edit."
   (with-eval-after-load 'lsp-diagnostics
     (advice-add 'lsp-diagnostics--flymake-backend :after
                 #'flakesense--lsp-mode-report-always))
+  (add-hook 'lsp-after-open-hook #'flakesense--lsp-mode-show-again)
   ;; What lsp-mode answers to `workspace/configuration' for "flakesense"
   ;; and sends in `workspace/didChangeConfiguration'; nil values are left
   ;; out.
