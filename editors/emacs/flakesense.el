@@ -215,6 +215,7 @@ change of `flakesense-eglot-companions' for example."
 
 (defvar lsp-diagnostics--flymake-report-fn)
 (declare-function lsp-diagnostics--flymake-update-diagnostics "lsp-diagnostics")
+(declare-function flymake-start "flymake")
 
 (defun flakesense--lsp-mode-report-always (&rest _)
   "Hand Flymake the diagnostics lsp-mode holds for this buffer.
