@@ -7,6 +7,7 @@ use std::cell::Cell;
 
 use tree_sitter::Node;
 
+use super::super::values::text_of;
 use super::{Capture, Child, Kinds, Matcher, NodePattern, Pattern, Predicate, Query, Step, Test};
 
 /// What to do with a match so far: the rest of the pattern, or reporting it.
@@ -106,10 +107,6 @@ fn spend(work: &Cell<u64>) -> bool {
     }
     work.set(left - 1);
     true
-}
-
-fn text_of<'a>(node: Node<'_>, text: &'a str) -> &'a str {
-    text.get(node.byte_range()).unwrap_or("")
 }
 
 /// A predicate comparing two captures, checked once the whole pattern has matched: every pair
