@@ -240,3 +240,27 @@ fn a_cut_or_garbled_query_is_refused_without_panicking() {
         );
     }
 }
+
+#[test]
+fn a_predicate_between_two_captures_compares_their_text() {
+    let query = java(
+        "(binary_expression left: (identifier) @a right: (identifier) @b (#eq? @a @b)) @hit\n\
+         (binary_expression left: (identifier) @a right: (identifier) @b (#not-eq? @a @b)) @hit",
+    )
+    .unwrap();
+    let text = "class T { boolean same = x == x; boolean other = x == y; }";
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&Language::Java.grammar()).unwrap();
+    let tree = parser.parse(text, None).unwrap();
+    let mut found = Vec::new();
+    query.matches(
+        tree.root_node(),
+        text,
+        &Cell::new(u64::MAX),
+        &mut |pattern, captures| {
+            let hit = captures.iter().find(|(index, _)| *index == 2).unwrap().1;
+            found.push((pattern, &text[hit.byte_range()]));
+        },
+    );
+    assert_eq!(found, [(0, "x == x"), (1, "x == y")]);
+}
