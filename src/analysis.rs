@@ -281,23 +281,45 @@ pub fn judge_tests(
     tests: Vec<TestMethod>,
     signals: &[Signals],
 ) -> Vec<TestReport> {
-    let report = |(test, signals): (TestMethod, &Signals)| {
-        let prediction = judge(models, thresholds, test.language, &test.code, signals);
-        let severity = if test.ignored {
-            None
-        } else {
-            thresholds.severity(prediction.score)
-        };
-        TestReport {
-            test,
-            prediction,
-            severity,
-        }
+    let codes: Vec<(Language, &str)> = tests
+        .iter()
+        .map(|test| (test.language, test.code.as_str()))
+        .collect();
+    let signals: Vec<&Signals> = signals.iter().collect();
+    let predictions = judge_all(models, thresholds, &codes, &signals);
+    tests
+        .into_iter()
+        .zip(predictions)
+        .map(|(test, prediction)| {
+            let severity = if test.ignored {
+                None
+            } else {
+                thresholds.severity(prediction.score)
+            };
+            TestReport {
+                test,
+                prediction,
+                severity,
+            }
+        })
+        .collect()
+}
+
+/// Judges each test code with the signals of the same place in `signals`, in their order: on
+/// every core when there are [`PARALLEL_TESTS`] or more.
+pub fn judge_all(
+    models: &Models,
+    thresholds: &Thresholds,
+    codes: &[(Language, &str)],
+    signals: &[&Signals],
+) -> Vec<Prediction> {
+    let one = |(&(language, code), signals): (&(Language, &str), &&Signals)| {
+        judge(models, thresholds, language, code, signals)
     };
-    if tests.len() >= PARALLEL_TESTS {
-        tests.into_par_iter().zip(signals).map(report).collect()
+    if codes.len() >= PARALLEL_TESTS {
+        codes.par_iter().zip(signals).map(one).collect()
     } else {
-        tests.into_iter().zip(signals).map(report).collect()
+        codes.iter().zip(signals).map(one).collect()
     }
 }
 

@@ -1504,3 +1504,68 @@ async fn a_signal_every_workspace_test_has_is_weighed_against_the_workspace() {
         "{everywhere:#}"
     );
 }
+
+#[tokio::test]
+async fn a_file_of_many_tests_gets_a_diagnostic_on_each_flagged_test_and_keeps_them_on_edit() {
+    // Forty tests are judged together (on every core); each warning must land on its own test.
+    let workspace = Workspace::new();
+    sleep_prior_model()
+        .save(&workspace.path("prior.idx"))
+        .expect("the model saves");
+    let settings = json!({"defaultModels": false, "models": ["prior.idx"], "debounceMs": 10});
+    let (mut client, _) = workspace
+        .start_with(settings, json!({}), ClientBehaviour::default())
+        .await;
+    let text = java_tests("ManyTest", 40, 3);
+    let uri = workspace.uri("src/test/java/ManyTest.java");
+    client.open(&uri, "java", 1, &text).await;
+    let flagged_names = |published: &Value| -> Vec<String> {
+        published["diagnostics"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|diagnostic| diagnostic["data"]["testId"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let first = client.diagnostics(&uri, Some(1)).await;
+    assert_eq!(
+        flagged_names(&first),
+        ["ManyTest#case0", "ManyTest#case1", "ManyTest#case2"],
+        "{first:#}"
+    );
+    for (at, name) in ["case0", "case1", "case2"].iter().enumerate() {
+        let line = text[..text.find(&format!("void {name}(")).unwrap()]
+            .matches('\n')
+            .count();
+        assert_eq!(
+            first["diagnostics"][at]["range"]["start"]["line"], line,
+            "{first:#}"
+        );
+    }
+    // A fourth test starts sleeping: only it is judged again, the three keep their warnings.
+    let edited = text.replace(
+        "void case30() { assertEquals(2, 1 + 1); }",
+        "void case30() { Thread.sleep(100); }",
+    );
+    assert_ne!(edited, text);
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": {"uri": uri, "version": 2},
+                "contentChanges": [{"text": edited}],
+            }),
+        )
+        .await;
+    let second = client.diagnostics(&uri, Some(2)).await;
+    assert_eq!(
+        flagged_names(&second),
+        [
+            "ManyTest#case0",
+            "ManyTest#case1",
+            "ManyTest#case2",
+            "ManyTest#case30"
+        ],
+        "{second:#}"
+    );
+}

@@ -480,22 +480,52 @@ fn judge_snapshot(session: &Session, snapshot: Snapshot, context: &Context) -> O
         cache.by_code.clear();
         cache.generation = context.generation;
     }
-    let mut kept = HashMap::with_capacity(extraction.tests.len());
+    let keys: Vec<CacheKey> = extraction
+        .tests
+        .iter()
+        .zip(&signals)
+        .map(|(test, signals)| (test.code.clone(), signals.features()))
+        .collect();
+    // The tests whose code and features no cached judgement has, each key once, are judged
+    // together (on every core when there are many: a newly opened file).
+    let mut unjudged: Vec<usize> = Vec::new();
+    let found: Vec<Found> = {
+        let mut fresh: HashMap<&CacheKey, usize> = HashMap::new();
+        keys.iter()
+            .enumerate()
+            .map(|(at, key)| match cache.by_code.get(key) {
+                Some(judged) => Found::Cached(judged.clone()),
+                None => Found::Fresh(*fresh.entry(key).or_insert_with(|| {
+                    unjudged.push(at);
+                    unjudged.len() - 1
+                })),
+            })
+            .collect()
+    };
+    let codes: Vec<(Language, &str)> = unjudged
+        .iter()
+        .map(|&at| (language, keys[at].0.as_str()))
+        .collect();
+    let unjudged_signals: Vec<&Signals> = unjudged.iter().map(|&at| &signals[at]).collect();
+    let fresh: Vec<Arc<Judged>> = analysis::judge_all(
+        &context.models,
+        &context.thresholds,
+        &codes,
+        &unjudged_signals,
+    )
+    .into_iter()
+    .map(|prediction| Arc::new(Judged::new(prediction)))
+    .collect();
+    let mut kept = HashMap::with_capacity(keys.len());
     let tests: Vec<JudgedTest> = extraction
         .tests
         .into_iter()
         .zip(signals)
-        .map(|(test, signals)| {
-            let key = (test.code.clone(), signals.features());
-            let judged = match cache.by_code.get(&key).or_else(|| kept.get(&key)) {
-                Some(judged) => moved(judged, &signals),
-                None => Arc::new(Judged::new(analysis::judge(
-                    &context.models,
-                    &context.thresholds,
-                    language,
-                    &test.code,
-                    &signals,
-                ))),
+        .zip(keys.into_iter().zip(found))
+        .map(|((test, signals), (key, found))| {
+            let judged = match found {
+                Found::Cached(judged) => moved(&judged, &signals),
+                Found::Fresh(at) => moved(&fresh[at], &signals),
             };
             kept.insert(key, judged.clone());
             let severity = if test.ignored {
@@ -543,6 +573,12 @@ fn judge_snapshot(session: &Session, snapshot: Snapshot, context: &Context) -> O
         }),
         tree,
     }
+}
+
+/// Where a test's judgement comes from: the cache, or the judgements made in this analysis.
+enum Found {
+    Cached(Arc<Judged>),
+    Fresh(usize),
 }
 
 /// A cached judgement with its evidence at the lines where the signals are now: a line added

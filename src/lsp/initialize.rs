@@ -144,8 +144,19 @@ pub async fn read_workspace_tests(session: &Arc<Session>) {
         .begin_progress("flakesense: reading the workspace's tests")
         .await;
     let started = std::time::Instant::now();
-    let counted =
-        tokio::task::spawn_blocking(move || workspace::prevalence(&root, &exclude, true)).await;
+    let counted = tokio::task::spawn_blocking(move || {
+        // On threads of its own: on rayon's shared pool the count would queue an open
+        // document's judging (which runs there too) behind the whole workspace.
+        let count = || workspace::prevalence(&root, &exclude, true);
+        match rayon::ThreadPoolBuilder::new()
+            .thread_name(|n| format!("flakesense-count-{n}"))
+            .build()
+        {
+            Ok(pool) => pool.install(count),
+            Err(_) => count(),
+        }
+    })
+    .await;
     match counted {
         Ok(prevalence) => {
             let tests: u32 = Language::ALL
