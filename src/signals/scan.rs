@@ -1,6 +1,6 @@
-//! Runs a language's catalogue over one parsed file: the fact queries first (names and their
-//! values, mocks, hash collections), then every signal's pattern, keeping the matches whose
-//! values meet the entry's conditions. Rust macro bodies, which tree-sitter leaves as token
+//! Runs a language's catalogue over one parsed file: the fact queries (names and their values,
+//! mocks, hash collections) and every signal's pattern in one walk, keeping the matches whose
+//! values meet the entry's conditions once the file's facts are known. Rust macro bodies, which tree-sitter leaves as token
 //! trees, are parsed again as code so that `assert!(start.elapsed() < ...)` is read too.
 
 use std::cell::Cell;
@@ -9,7 +9,7 @@ use std::ops::Range;
 use tree_sitter::{Node, Tree};
 
 use super::catalogue::{Catalogue, Entry, Fact, catalogue};
-use super::query::Capture;
+use super::query::{Capture, Query};
 use super::values::{self, Facts, text_of};
 use crate::language::Language;
 
@@ -62,8 +62,6 @@ pub fn scan(language: Language, source: &str, tree: &Tree) -> FileScan {
     let catalogue = catalogue(language);
     let work = &Cell::new(QUERY_WORK);
     let root = tree.root_node();
-    let facts = facts(catalogue, root, source, work);
-    let mut hits = Vec::new();
     let whole = Part {
         text: source,
         root,
@@ -72,7 +70,30 @@ pub fn scan(language: Language, source: &str, tree: &Tree) -> FileScan {
         first_row_in_file: 0,
         invocation: None,
     };
-    matches(catalogue, &whole, &facts, work, &mut hits);
+    // The facts and the signals in one walk of the tree. A signal's conditions read facts from
+    // anywhere in the file (a field declared below the test), so its matches are judged after.
+    let mut facts = Facts {
+        text: source,
+        ..Facts::default()
+    };
+    let mut found: Vec<(usize, Vec<Capture<'_>>)> = Vec::new();
+    Query::matches_each(
+        &[&catalogue.facts, &catalogue.query],
+        root,
+        source,
+        work,
+        &mut |query, pattern, captures| {
+            if query == 0 {
+                add_fact(catalogue, &mut facts, pattern, captures, source);
+            } else {
+                found.push((pattern, captures.to_vec()));
+            }
+        },
+    );
+    let mut hits = Vec::new();
+    for (pattern, captures) in &found {
+        add_hit(catalogue, &whole, &facts, *pattern, captures, &mut hits);
+    }
     if language == Language::Rust {
         let mut budget = MAX_MACRO_BODIES;
         expand_macros(catalogue, &whole, &facts, work, 0, &mut budget, &mut hits);
@@ -118,46 +139,38 @@ impl Part<'_> {
     }
 }
 
-fn facts<'tree>(
+/// Records what a match of the fact queries says: a name's value, a mock, a hash collection.
+fn add_fact<'tree>(
     catalogue: &Catalogue,
-    root: Node<'tree>,
+    facts: &mut Facts<'tree>,
+    pattern: usize,
+    captures: &[Capture<'tree>],
     source: &'tree str,
-    work: &Cell<u64>,
-) -> Facts<'tree> {
-    let mut facts = Facts {
-        text: source,
-        ..Facts::default()
+) {
+    let capture = |name: &str| {
+        let index = catalogue.facts.capture_index_for_name(name);
+        captures
+            .iter()
+            .find(|(capture, _)| Some(*capture) == index)
+            .map(|(_, node)| *node)
     };
-    let name_index = catalogue.facts.capture_index_for_name("name");
-    let value_index = catalogue.facts.capture_index_for_name("value");
-    catalogue
-        .facts
-        .matches(root, source, work, &mut |pattern, captures| {
-            let capture = |index: Option<u32>| {
-                captures
-                    .iter()
-                    .find(|(capture, _)| Some(*capture) == index)
-                    .map(|(_, node)| *node)
-            };
-            let Some(name) = capture(name_index) else {
-                return;
-            };
-            let name = text_of(name, source);
-            match catalogue.pattern_fact[pattern] {
-                Fact::Binding => {
-                    if let Some(value) = capture(value_index) {
-                        facts.bindings.entry(name).or_insert(value);
-                    }
-                }
-                Fact::Mock => {
-                    facts.mocks.insert(name);
-                }
-                Fact::HashCollection => {
-                    facts.hash_collections.insert(name);
-                }
+    let Some(name) = capture("name") else {
+        return;
+    };
+    let name = text_of(name, source);
+    match catalogue.pattern_fact[pattern] {
+        Fact::Binding => {
+            if let Some(value) = capture("value") {
+                facts.bindings.entry(name).or_insert(value);
             }
-        });
-    facts
+        }
+        Fact::Mock => {
+            facts.mocks.insert(name);
+        }
+        Fact::HashCollection => {
+            facts.hash_collections.insert(name);
+        }
+    }
 }
 
 fn matches(
@@ -170,27 +183,39 @@ fn matches(
     catalogue
         .query
         .matches(part.root, part.text, work, &mut |pattern, captures| {
-            let entry_index = catalogue.pattern_entry[pattern];
-            let entry = &catalogue.entries[entry_index];
-            let Some(hit) = accepted(catalogue, entry, captures, part, facts) else {
-                return;
-            };
-            match (part.in_file(hit.byte_range()), &part.invocation) {
-                (Some(range), _) => hits.push(Hit {
-                    entry: entry_index,
-                    range,
-                    line: part.line(hit),
-                    text: shown(text_of(hit, part.text)),
-                }),
-                (None, Some((range, line, text))) => hits.push(Hit {
-                    entry: entry_index,
-                    range: range.clone(),
-                    line: *line,
-                    text: shown(text),
-                }),
-                (None, None) => {}
-            }
+            add_hit(catalogue, part, facts, pattern, captures, hits);
         });
+}
+
+/// Records a match of the signals' patterns whose values meet its entry's conditions.
+fn add_hit(
+    catalogue: &Catalogue,
+    part: &Part<'_>,
+    facts: &Facts<'_>,
+    pattern: usize,
+    captures: &[Capture<'_>],
+    hits: &mut Vec<Hit>,
+) {
+    let entry_index = catalogue.pattern_entry[pattern];
+    let entry = &catalogue.entries[entry_index];
+    let Some(hit) = accepted(catalogue, entry, captures, part, facts) else {
+        return;
+    };
+    match (part.in_file(hit.byte_range()), &part.invocation) {
+        (Some(range), _) => hits.push(Hit {
+            entry: entry_index,
+            range,
+            line: part.line(hit),
+            text: shown(text_of(hit, part.text)),
+        }),
+        (None, Some((range, line, text))) => hits.push(Hit {
+            entry: entry_index,
+            range: range.clone(),
+            line: *line,
+            text: shown(text),
+        }),
+        (None, None) => {}
+    }
 }
 
 /// The reported node of a match whose values meet its entry's conditions.

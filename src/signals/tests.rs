@@ -230,3 +230,27 @@ fn a_test_s_size_counts_its_non_blank_lines() {
     // A size is never evidence.
     assert!(long.risks.is_empty());
 }
+
+#[test]
+fn a_fact_declared_below_the_test_still_applies() {
+    // The facts (here a mock field) and the signals are found in one walk of the file; a field
+    // declared after the test that uses it must still make its wait a mock's.
+    let hits = |source: &str| -> Vec<&'static str> {
+        let tree = crate::extract::parse(Language::Java, source, None).expect("parses");
+        let catalogue = catalogue::catalogue(Language::Java);
+        scan(Language::Java, source, &tree)
+            .hits
+            .iter()
+            .map(|hit| catalogue.entries[hit.entry].id.as_str())
+            .collect()
+    };
+    let test = "    @Test void waits() throws Exception { assertEquals(1, future.get(1, TimeUnit.SECONDS)); }\n";
+    let real = format!("class OrdersTest {{\n{test}    Future<Integer> future;\n}}\n");
+    let mocked = format!("class OrdersTest {{\n{test}    @Mock Future<Integer> future;\n}}\n");
+    assert!(hits(&real).contains(&"tight-wait"), "{:?}", hits(&real));
+    assert!(
+        !hits(&mocked).contains(&"tight-wait"),
+        "{:?}",
+        hits(&mocked)
+    );
+}

@@ -185,7 +185,21 @@ impl Query {
         work: &Cell<u64>,
         found: &mut dyn FnMut(usize, &[Capture<'tree>]),
     ) {
-        run::matches(self, root, text, work, found);
+        run::matches(&[self], root, text, work, &mut |_, pattern, captures| {
+            found(pattern, captures)
+        });
+    }
+
+    /// As [`Query::matches`] for several queries in one walk of the tree: `found` also gets the
+    /// query's position in `queries`. On each node the queries are tried in their order.
+    pub fn matches_each<'tree>(
+        queries: &[&Query],
+        root: Node<'tree>,
+        text: &str,
+        work: &Cell<u64>,
+        found: &mut dyn FnMut(usize, usize, &[Capture<'tree>]),
+    ) {
+        run::matches(queries, root, text, work, found);
     }
 }
 

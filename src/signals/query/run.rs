@@ -30,14 +30,16 @@ struct Kid<'tree> {
     named: bool,
 }
 
+/// Matches several queries in one walk of the tree; `found` gets the query's position in
+/// `queries`, the pattern's index and the captures. On each node the queries are tried in order.
 pub(super) fn matches<'tree>(
-    query: &Query,
+    queries: &[&Query],
     root: Node<'tree>,
     text: &str,
     work: &Cell<u64>,
-    found: &mut dyn FnMut(usize, &[Capture<'tree>]),
+    found: &mut dyn FnMut(usize, usize, &[Capture<'tree>]),
 ) {
-    let Some(first) = query.patterns.first() else {
+    let Some(first) = queries.iter().find_map(|query| query.patterns.first()) else {
         return;
     };
     let mut run = Run {
@@ -47,39 +49,43 @@ pub(super) fn matches<'tree>(
         binds: Vec::new(),
         spare: Vec::new(),
     };
-    let mut candidates = Vec::new();
+    let mut candidates: Vec<Vec<usize>> = vec![Vec::new(); queries.len()];
     let mut cursor = root.walk();
     loop {
         if !spend(work) {
             return;
         }
         let node = cursor.node();
-        let own = query
-            .by_kind
-            .get(usize::from(node.kind_id()))
-            .map_or(&[][..], Vec::as_slice);
-        candidates.clear();
-        candidates.extend_from_slice(own);
-        if !query.any_kind.is_empty() {
-            candidates.extend_from_slice(&query.any_kind);
-            candidates.sort_unstable();
+        for (query, candidates) in queries.iter().zip(&mut candidates) {
+            let own = query
+                .by_kind
+                .get(usize::from(node.kind_id()))
+                .map_or(&[][..], Vec::as_slice);
+            candidates.clear();
+            candidates.extend_from_slice(own);
+            if !query.any_kind.is_empty() {
+                candidates.extend_from_slice(&query.any_kind);
+                candidates.sort_unstable();
+            }
         }
-        if !candidates.is_empty() {
+        if candidates.iter().any(|candidates| !candidates.is_empty()) {
             // The node's children are read once for all the patterns tried on it.
             let kids = run.kids_of(node);
-            for &index in &candidates {
-                let pattern = &query.patterns[index];
-                run.pattern = pattern;
-                run.step(&pattern.step, node, Some(&kids), &mut |run| {
-                    let binds = &run.binds;
-                    if pattern
-                        .predicates
-                        .iter()
-                        .all(|predicate| capture_pair_holds(predicate, binds, text))
-                    {
-                        found(index, binds);
-                    }
-                });
+            for (at, (query, candidates)) in queries.iter().zip(&candidates).enumerate() {
+                for &index in candidates {
+                    let pattern = &query.patterns[index];
+                    run.pattern = pattern;
+                    run.step(&pattern.step, node, Some(&kids), &mut |run| {
+                        let binds = &run.binds;
+                        if pattern
+                            .predicates
+                            .iter()
+                            .all(|predicate| capture_pair_holds(predicate, binds, text))
+                        {
+                            found(at, index, binds);
+                        }
+                    });
+                }
             }
             run.spare.push(kids);
         }
