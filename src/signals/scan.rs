@@ -1,7 +1,8 @@
 //! Runs a language's catalogue over one parsed file: the fact queries (names and their values,
 //! mocks, hash collections) and every signal's pattern in one walk, keeping the matches whose
-//! values meet the entry's conditions once the file's facts are known. Rust macro bodies, which tree-sitter leaves as token
-//! trees, are parsed again as code so that `assert!(start.elapsed() < ...)` is read too.
+//! values meet the entry's conditions once the file's facts are known. Rust macro bodies, which
+//! tree-sitter leaves as token trees, are parsed again as code so that
+//! `assert!(start.elapsed() < ...)` is read too.
 
 use std::cell::Cell;
 use std::ops::Range;
