@@ -77,6 +77,10 @@ pub fn scan(language: Language, source: &str, tree: &Tree) -> FileScan {
         text: source,
         ..Facts::default()
     };
+    let fact_captures = FactCaptures {
+        name: catalogue.facts.capture_index_for_name("name"),
+        value: catalogue.facts.capture_index_for_name("value"),
+    };
     let mut found: Vec<(usize, Vec<Capture<'_>>)> = Vec::new();
     Query::matches_each(
         &[&catalogue.facts, &catalogue.query],
@@ -85,7 +89,14 @@ pub fn scan(language: Language, source: &str, tree: &Tree) -> FileScan {
         work,
         &mut |query, pattern, captures| {
             if query == 0 {
-                add_fact(catalogue, &mut facts, pattern, captures, source);
+                add_fact(
+                    catalogue,
+                    &fact_captures,
+                    &mut facts,
+                    pattern,
+                    captures,
+                    source,
+                );
             } else {
                 found.push((pattern, captures.to_vec()));
             }
@@ -140,28 +151,34 @@ impl Part<'_> {
     }
 }
 
+/// The indices of the fact queries' captures `@name` and `@value`.
+struct FactCaptures {
+    name: Option<u32>,
+    value: Option<u32>,
+}
+
 /// Records what a match of the fact queries says: a name's value, a mock, a hash collection.
 fn add_fact<'tree>(
     catalogue: &Catalogue,
+    indices: &FactCaptures,
     facts: &mut Facts<'tree>,
     pattern: usize,
     captures: &[Capture<'tree>],
     source: &'tree str,
 ) {
-    let capture = |name: &str| {
-        let index = catalogue.facts.capture_index_for_name(name);
+    let capture = |index: Option<u32>| {
         captures
             .iter()
             .find(|(capture, _)| Some(*capture) == index)
             .map(|(_, node)| *node)
     };
-    let Some(name) = capture("name") else {
+    let Some(name) = capture(indices.name) else {
         return;
     };
     let name = text_of(name, source);
     match catalogue.pattern_fact[pattern] {
         Fact::Binding => {
-            if let Some(value) = capture("value") {
+            if let Some(value) = capture(indices.value) {
                 facts.bindings.entry(name).or_insert(value);
             }
         }
