@@ -20,6 +20,10 @@ struct Run<'q, 'a, 'tree> {
     binds: Vec<Capture<'tree>>,
     /// Emptied lists of children, kept for reuse.
     spare: Vec<Vec<Kid<'tree>>>,
+    /// The children of nodes below the node being matched, read once for all its patterns
+    /// (38 Python patterns read the `attribute` of the same call), by node id.
+    /// A list being used is taken out (`None`) until it is given back.
+    read: Vec<(usize, Option<Vec<Kid<'tree>>>)>,
 }
 
 /// A child of the node being matched.
@@ -48,6 +52,7 @@ pub(super) fn matches<'tree>(
         work,
         binds: Vec::new(),
         spare: Vec::new(),
+        read: Vec::new(),
     };
     let mut candidates: Vec<Vec<usize>> = vec![Vec::new(); queries.len()];
     let mut cursor = root.walk();
@@ -88,6 +93,8 @@ pub(super) fn matches<'tree>(
                 }
             }
             run.spare.push(kids);
+            run.spare
+                .extend(run.read.drain(..).filter_map(|(_, kids)| kids));
         }
         if cursor.goto_first_child() {
             continue;
@@ -167,9 +174,9 @@ impl<'q, 'a, 'tree> Run<'q, 'a, 'tree> {
                 } else if let Some(kids) = kids {
                     self.sequence(pattern, kids, 0, 0, then);
                 } else {
-                    let kids = self.kids_of(node);
+                    let kids = self.read_kids(node);
                     self.sequence(pattern, &kids, 0, 0, then);
-                    self.spare.push(kids);
+                    self.keep_read(node, kids);
                 }
             }
         }
@@ -191,6 +198,27 @@ impl<'q, 'a, 'tree> Run<'q, 'a, 'tree> {
                 };
                 meets == predicate.positive
             })
+    }
+
+    /// The children of a node below the one being matched: read before for another pattern, or
+    /// now. Give them back with [`Self::keep_read`].
+    fn read_kids(&mut self, node: Node<'tree>) -> Vec<Kid<'tree>> {
+        let id = node.id();
+        let kept = self.read.iter_mut().find(|(read, _)| *read == id);
+        match kept.and_then(|(_, kids)| kids.take()) {
+            Some(kids) => kids,
+            None => self.kids_of(node),
+        }
+    }
+
+    /// Keeps the children of a node for the other patterns tried on the same node.
+    fn keep_read(&mut self, node: Node<'tree>, kids: Vec<Kid<'tree>>) {
+        let id = node.id();
+        match self.read.iter_mut().find(|(read, _)| *read == id) {
+            Some((_, kept @ None)) => *kept = Some(kids),
+            Some(_) => self.spare.push(kids),
+            None => self.read.push((id, Some(kids))),
+        }
     }
 
     /// The children of a node with their fields, in a list taken from the spare ones.
