@@ -36,6 +36,19 @@ struct Pattern {
     predicates: Vec<Predicate>,
     /// Where the pattern starts in the query text.
     start: usize,
+    /// A text the pattern needs, checked before it is tried (see [`Key`]).
+    key: Option<Key>,
+}
+
+/// A cheap way to rule a pattern out: some node reached from the top node through the fields of
+/// `path` must have one of `texts`, because a capture on it is compared with them (`(call
+/// function: (attribute attribute: (identifier) @f (#eq? @f "sleep")))` needs a `sleep` at
+/// `function`, `attribute`). Every child of a pattern must match, so a node without it cannot
+/// match; the 44 Java patterns on a method call are mostly ruled out by its name.
+#[derive(Debug)]
+struct Key {
+    path: Vec<u16>,
+    texts: Vec<String>,
 }
 
 /// A pattern for one node, with the captures it binds.
@@ -117,7 +130,10 @@ impl Query {
     /// the subset, are errors.
     pub fn new(language: &Language, text: &str) -> Result<Query, QueryError> {
         let mut parser = parse::Parser::new(language, text);
-        let patterns = parser.patterns()?;
+        let mut patterns = parser.patterns()?;
+        for pattern in &mut patterns {
+            pattern.key = key_of(&pattern.step, &pattern.predicates);
+        }
         let mut by_kind = vec![Vec::new(); language.node_kind_count()];
         let mut any_kind = Vec::new();
         for (index, pattern) in patterns.iter().enumerate() {
@@ -215,4 +231,41 @@ fn top_kinds(step: &Step, ids: &mut Vec<u16>) -> bool {
             Kinds::AnyNode | Kinds::AnyNamed => false,
         },
     }
+}
+
+/// The shortest [`Key`] of a pattern: a capture under fields only, outside any alternatives,
+/// whose text a predicate compares with fixed texts.
+fn key_of(step: &Step, predicates: &[Predicate]) -> Option<Key> {
+    let Matcher::Node(node) = &step.matcher else {
+        return None;
+    };
+    let mut level: Vec<(Vec<u16>, &NodePattern)> = vec![(Vec::new(), node)];
+    while !level.is_empty() {
+        let mut next = Vec::new();
+        for (path, node) in level {
+            for child in &node.children {
+                let (Some(field), Matcher::Node(below)) = (child.field, &child.step.matcher) else {
+                    continue;
+                };
+                let mut path = path.clone();
+                path.push(field);
+                let texts = child.step.captures.iter().find_map(|&capture| {
+                    predicates
+                        .iter()
+                        .filter(|predicate| predicate.capture == capture && predicate.positive)
+                        .find_map(|predicate| match &predicate.test {
+                            Test::Eq(value) => Some(vec![value.clone()]),
+                            Test::AnyOf(values) => Some(values.clone()),
+                            Test::EqCapture(_) | Test::Match(_) => None,
+                        })
+                });
+                match texts {
+                    Some(texts) => return Some(Key { path, texts }),
+                    None => next.push((path, below)),
+                }
+            }
+        }
+        level = next;
+    }
+    None
 }

@@ -69,6 +69,7 @@ impl<'a> Parser<'a> {
                 step,
                 predicates,
                 start,
+                key: None,
             });
         }
     }

@@ -8,7 +8,9 @@ use std::cell::Cell;
 use tree_sitter::Node;
 
 use super::super::values::text_of;
-use super::{Capture, Child, Kinds, Matcher, NodePattern, Pattern, Predicate, Query, Step, Test};
+use super::{
+    Capture, Child, Key, Kinds, Matcher, NodePattern, Pattern, Predicate, Query, Step, Test,
+};
 
 /// What to do with a match so far: the rest of the pattern, or reporting it.
 type Then<'r, 'q, 'a, 'tree> = dyn FnMut(&mut Run<'q, 'a, 'tree>) + 'r;
@@ -55,6 +57,8 @@ pub(super) fn matches<'tree>(
         read: Vec::new(),
     };
     let mut candidates: Vec<Vec<usize>> = vec![Vec::new(); queries.len()];
+    // The texts at each key's path on the current node, read once for all its patterns.
+    let mut keyed: Vec<(&[u16], Vec<&str>)> = Vec::new();
     let mut cursor = root.walk();
     loop {
         if !spend(work) {
@@ -76,9 +80,15 @@ pub(super) fn matches<'tree>(
         if candidates.iter().any(|candidates| !candidates.is_empty()) {
             // The node's children are read once for all the patterns tried on it.
             let kids = run.kids_of(node);
+            keyed.clear();
             for (at, (query, candidates)) in queries.iter().zip(&candidates).enumerate() {
                 for &index in candidates {
                     let pattern = &query.patterns[index];
+                    if let Some(key) = &pattern.key
+                        && !run.key_holds(key, &kids, &mut keyed)
+                    {
+                        continue;
+                    }
                     run.pattern = pattern;
                     run.step(&pattern.step, node, Some(&kids), &mut |run| {
                         let binds = &run.binds;
@@ -198,6 +208,47 @@ impl<'q, 'a, 'tree> Run<'q, 'a, 'tree> {
                 };
                 meets == predicate.positive
             })
+    }
+
+    /// Whether the node whose children are `kids` has one of the key's texts at its path.
+    fn key_holds<'k>(
+        &mut self,
+        key: &'k Key,
+        kids: &[Kid<'tree>],
+        keyed: &mut Vec<(&'k [u16], Vec<&'a str>)>,
+    ) -> bool {
+        let at = match keyed
+            .iter()
+            .position(|(path, _)| *path == key.path.as_slice())
+        {
+            Some(at) => at,
+            None => {
+                let mut texts = Vec::new();
+                self.texts_at(kids, &key.path, &mut texts);
+                keyed.push((&key.path, texts));
+                keyed.len() - 1
+            }
+        };
+        keyed[at]
+            .1
+            .iter()
+            .any(|text| key.texts.iter().any(|wanted| wanted == text))
+    }
+
+    /// The texts of the nodes reached from `kids` through the fields of `path`.
+    fn texts_at(&mut self, kids: &[Kid<'tree>], path: &[u16], texts: &mut Vec<&'a str>) {
+        let Some((&field, rest)) = path.split_first() else {
+            return;
+        };
+        for kid in kids.iter().filter(|kid| kid.field == Some(field)) {
+            if rest.is_empty() {
+                texts.push(text_of(kid.node, self.text));
+            } else {
+                let below = self.read_kids(kid.node);
+                self.texts_at(&below, rest, texts);
+                self.keep_read(kid.node, below);
+            }
+        }
     }
 
     /// The children of a node below the one being matched: read before for another pattern, or

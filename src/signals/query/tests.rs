@@ -264,3 +264,28 @@ fn a_predicate_between_two_captures_compares_their_text() {
     );
     assert_eq!(found, [(0, "x == x"), (1, "x == y")]);
 }
+
+#[test]
+fn a_pattern_is_found_when_the_text_it_needs_is_under_a_repeated_field() {
+    // Both declarators sit under the field `declarator`: the pattern needs the second one's name,
+    // so a check of the first alone would rule the declaration out.
+    let query = java(
+        "(field_declaration declarator: (variable_declarator name: (identifier) @n (#eq? @n \"b\"))) @hit",
+    )
+    .unwrap();
+    let text = "class T { int a = 1, b = 2; int c = 3; }";
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&Language::Java.grammar()).unwrap();
+    let tree = parser.parse(text, None).unwrap();
+    let mut found = Vec::new();
+    query.matches(
+        tree.root_node(),
+        text,
+        &Cell::new(u64::MAX),
+        &mut |_, captures| {
+            let hit = captures.iter().find(|(index, _)| *index == 1).unwrap().1;
+            found.push(&text[hit.byte_range()]);
+        },
+    );
+    assert_eq!(found, ["int a = 1, b = 2;"]);
+}
