@@ -279,7 +279,7 @@ fn accepted<'tree>(
             "address" => {
                 let value = string_or_bound(node, text, facts)?;
                 let (host, _) = values::host_of(&value)?;
-                if values::is_local(host) {
+                if values::is_local(host) || values::is_placeholder(host) {
                     return None;
                 }
             }

@@ -415,6 +415,16 @@ pub(crate) fn is_local(host: &str) -> bool {
         || host.ends_with(".example")
 }
 
+/// The domains reserved as examples (RFC 2606): `example.com`, `www.example.org`. A test names
+/// one as data (a request built and inspected, a URL parsed); a call that connects to one is
+/// still a remote connection, which [`is_local`] decides.
+pub(crate) fn is_placeholder(host: &str) -> bool {
+    let host = host.to_ascii_lowercase();
+    ["example.com", "example.net", "example.org"]
+        .iter()
+        .any(|domain| host == *domain || host.ends_with(&format!(".{domain}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -463,6 +473,9 @@ mod tests {
         assert!(is_local("127.0.0.1"));
         assert!(is_local("api.test"));
         assert!(!is_local("example.com"));
+        assert!(is_placeholder("www.Example.org"));
+        assert!(!is_placeholder("notexample.com"));
+        assert!(!is_placeholder("example.community"));
         assert!(!is_local("10.1.1.1"));
     }
 }
