@@ -241,14 +241,11 @@ fn a_cut_or_garbled_query_is_refused_without_panicking() {
     }
 }
 
-#[test]
-fn a_predicate_between_two_captures_compares_their_text() {
-    let query = java(
-        "(binary_expression left: (identifier) @a right: (identifier) @b (#eq? @a @b)) @hit\n\
-         (binary_expression left: (identifier) @a right: (identifier) @b (#not-eq? @a @b)) @hit",
-    )
-    .unwrap();
-    let text = "class T { boolean same = x == x; boolean other = x == y; }";
+/// Each match of `query` in the Java `text`: its pattern and the text of its `@hit` capture.
+fn java_hits<'t>(query: &Query, text: &'t str) -> Vec<(usize, &'t str)> {
+    let hit = query
+        .capture_index_for_name("hit")
+        .expect("the query captures @hit");
     let mut parser = tree_sitter::Parser::new();
     parser.set_language(&Language::Java.grammar()).unwrap();
     let tree = parser.parse(text, None).unwrap();
@@ -258,11 +255,22 @@ fn a_predicate_between_two_captures_compares_their_text() {
         text,
         &Cell::new(u64::MAX),
         &mut |pattern, captures| {
-            let hit = captures.iter().find(|(index, _)| *index == 2).unwrap().1;
-            found.push((pattern, &text[hit.byte_range()]));
+            let node = captures.iter().find(|(index, _)| *index == hit).unwrap().1;
+            found.push((pattern, &text[node.byte_range()]));
         },
     );
-    assert_eq!(found, [(0, "x == x"), (1, "x == y")]);
+    found
+}
+
+#[test]
+fn a_predicate_between_two_captures_compares_their_text() {
+    let query = java(
+        "(binary_expression left: (identifier) @a right: (identifier) @b (#eq? @a @b)) @hit\n\
+         (binary_expression left: (identifier) @a right: (identifier) @b (#not-eq? @a @b)) @hit",
+    )
+    .unwrap();
+    let text = "class T { boolean same = x == x; boolean other = x == y; }";
+    assert_eq!(java_hits(&query, text), [(0, "x == x"), (1, "x == y")]);
 }
 
 #[test]
@@ -274,18 +282,5 @@ fn a_pattern_is_found_when_the_text_it_needs_is_under_a_repeated_field() {
     )
     .unwrap();
     let text = "class T { int a = 1, b = 2; int c = 3; }";
-    let mut parser = tree_sitter::Parser::new();
-    parser.set_language(&Language::Java.grammar()).unwrap();
-    let tree = parser.parse(text, None).unwrap();
-    let mut found = Vec::new();
-    query.matches(
-        tree.root_node(),
-        text,
-        &Cell::new(u64::MAX),
-        &mut |_, captures| {
-            let hit = captures.iter().find(|(index, _)| *index == 1).unwrap().1;
-            found.push(&text[hit.byte_range()]);
-        },
-    );
-    assert_eq!(found, ["int a = 1, b = 2;"]);
+    assert_eq!(java_hits(&query, text), [(0, "int a = 1, b = 2;")]);
 }
