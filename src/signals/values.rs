@@ -422,7 +422,10 @@ pub(crate) fn is_placeholder(host: &str) -> bool {
     let host = host.to_ascii_lowercase();
     ["example.com", "example.net", "example.org"]
         .iter()
-        .any(|domain| host == *domain || host.ends_with(&format!(".{domain}")))
+        .any(|domain| {
+            host.strip_suffix(domain)
+                .is_some_and(|rest| rest.is_empty() || rest.ends_with('.'))
+        })
 }
 
 #[cfg(test)]
