@@ -292,6 +292,11 @@ fn accepted<'tree>(
     let hit = hit?;
     let mut ancestor = hit.parent();
     while let Some(node) = ancestor {
+        // A lambda's body runs when it is called, not as the surrounding call's argument:
+        // `assertThrows(E.class, () -> new Socket("10.1.1.1", 80))` connects.
+        if FUNCTION_BODIES.contains(&node.kind()) {
+            break;
+        }
         if entry.not_inside.iter().any(|kind| kind == node.kind()) {
             return None;
         }
@@ -305,17 +310,22 @@ fn accepted<'tree>(
     Some(hit)
 }
 
-/// A port a test fixes: a number from 1 to 65535 (0 asks the system for a free one), or a local
-/// address with an explicit port.
+/// Node kinds of the three grammars whose body is code of its own: the walk that looks for an
+/// enclosing assertion or annotation stops at them.
+const FUNCTION_BODIES: [&str; 3] = ["lambda_expression", "lambda", "closure_expression"];
+
+/// A port a test fixes: a number from 1024 to 65535, or a local address with such a port. Port 0
+/// asks the system for a free one; the well-known ports below 1024 need privileges to bind, so in
+/// a test they are data (`setServerPort(443)`, `InetSocketAddress(host, 80)`), not a port it holds.
 fn is_fixed_local_port(node: Node<'_>, text: &str, facts: &Facts<'_>) -> bool {
     if let Some(number) = facts.number(node, text) {
-        return (1.0..=65535.0).contains(&number) && number.fract() == 0.0;
+        return (1024.0..=65535.0).contains(&number) && number.fract() == 0.0;
     }
     match string_or_bound(node, text, facts)
         .as_deref()
         .and_then(values::host_of)
     {
-        Some((host, Some(port))) => values::is_local(host) && (1..=65535).contains(&port),
+        Some((host, Some(port))) => values::is_local(host) && (1024..=65535).contains(&port),
         _ => false,
     }
 }
