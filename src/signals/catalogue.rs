@@ -55,11 +55,13 @@ pub struct Entry {
     #[serde(default)]
     pub max_ms: Option<f64>,
     /// Node kinds the hit must not be inside (a platform check in a `skipif` decorator states
-    /// the condition instead of depending on it).
+    /// the condition instead of depending on it). Like [`Entry::not_inside_call`], it is looked
+    /// for up to the nearest enclosing lambda or closure, whose body runs when it is called.
     #[serde(default)]
     pub not_inside: Vec<String>,
     /// A regular expression on the names of calls the hit must not be an argument of (a URL
-    /// compared in an assertion is not fetched).
+    /// compared in an assertion is not fetched); a lambda given to such a call still runs
+    /// (`assertThrows(E.class, () -> new ServerSocket(8080))` binds a port).
     #[serde(default)]
     pub not_inside_call: Option<String>,
     /// Mitigations of the same language that make this entry no risk when the test or what it
