@@ -64,6 +64,11 @@ pub struct Entry {
     /// (`assertThrows(E.class, () -> new ServerSocket(8080))` binds a port).
     #[serde(default)]
     pub not_inside_call: Option<String>,
+    /// The hit does not count where its value only becomes part of a string: an operand of a
+    /// string concatenation (`"table_" + System.currentTimeMillis()`) or an f-string's
+    /// interpolation (`f"run-{time.time()}"`) is a unique name, not a time the test depends on.
+    #[serde(default)]
+    pub not_in_text: bool,
     /// Mitigations of the same language that make this entry no risk when the test or what it
     /// runs has one: a tokio sleep under a paused clock does not wait, randomness after a seed
     /// repeats.

@@ -18,6 +18,8 @@
 //! - `@port`: a number from 1 to 65535, or a local address with such a port;
 //! - `@address`: a string (or a name bound to one) naming a host that is not local;
 //! - `@receiver`: the object a call is made on, which must not be a mock;
+//! - `@owner`: the object whose state is changed, which must not be a parameter of the enclosing
+//!   function (a pytest fixture such as pytest-django's `settings` undoes what is set on it);
 //! - `@hash-receiver`: the object a call is made on, which must hold a hash-ordered collection.
 
 pub mod catalogue;
@@ -50,7 +52,7 @@ use crate::category::Category;
 use crate::language::Language;
 
 /// The captures a catalogue query may use besides those starting with `_`.
-pub const CAPTURES: [&str; 10] = [
+pub const CAPTURES: [&str; 11] = [
     "hit",
     "duration",
     "duration.ms",
@@ -60,6 +62,7 @@ pub const CAPTURES: [&str; 10] = [
     "port",
     "address",
     "receiver",
+    "owner",
     "hash-receiver",
 ];
 

@@ -285,11 +285,15 @@ fn accepted<'tree>(
             }
             "target" if is_known_local(node, text, facts) => return None,
             "receiver" if facts.is_mock(node, text) => return None,
+            "owner" if is_parameter(node, text) => return None,
             "hash-receiver" if !facts.is_hash_collection(node, text) => return None,
             _ => {}
         }
     }
     let hit = hit?;
+    if entry.not_in_text && in_text(hit, text) {
+        return None;
+    }
     let mut ancestor = hit.parent();
     while let Some(node) = ancestor {
         // A lambda's body runs when it is called, not as the surrounding call's argument:
@@ -312,6 +316,74 @@ fn accepted<'tree>(
 
 /// Node kinds of the three grammars whose body is code of its own: the walk that looks for an
 /// enclosing assertion or annotation stops at them.
+/// Whether a value only becomes part of a string: an operand, through parentheses, `str(...)` and
+/// `int(...)`,
+/// of a `+` or `%` whose other side is a string literal, or an f-string's interpolation.
+fn in_text(hit: Node<'_>, text: &str) -> bool {
+    let mut node = hit;
+    while let Some(parent) = node.parent() {
+        match parent.kind() {
+            "interpolation" => return true,
+            "parenthesized_expression" | "argument_list" => {}
+            "call"
+                if parent
+                    .child_by_field_name("function")
+                    .is_some_and(|function| matches!(text_of(function, text), "str" | "int")) => {}
+            "binary_expression" | "binary_operator" => {
+                let operator = parent.child_by_field_name("operator").map(|o| o.kind());
+                if !matches!(operator, Some("+" | "%")) {
+                    return false;
+                }
+                let mut cursor = parent.walk();
+                if parent
+                    .named_children(&mut cursor)
+                    .any(|operand| matches!(operand.kind(), "string_literal" | "string"))
+                {
+                    return true;
+                }
+            }
+            _ => return false,
+        }
+        node = parent;
+    }
+    false
+}
+
+/// Whether an identifier names a parameter of the function it is in (Python, Java, Rust).
+fn is_parameter(node: Node<'_>, text: &str) -> bool {
+    let name = text_of(node, text);
+    let mut ancestor = node.parent();
+    while let Some(function) = ancestor {
+        if matches!(
+            function.kind(),
+            "function_definition"
+                | "method_declaration"
+                | "constructor_declaration"
+                | "function_item"
+        ) {
+            let Some(parameters) = function.child_by_field_name("parameters") else {
+                return false;
+            };
+            let mut cursor = parameters.walk();
+            return parameters.named_children(&mut cursor).any(|parameter| {
+                let named = if parameter.kind() == "identifier" {
+                    Some(parameter)
+                } else {
+                    parameter
+                        .child_by_field_name("name")
+                        .or_else(|| parameter.child_by_field_name("pattern"))
+                        .or_else(|| parameter.named_child(0))
+                };
+                named.is_some_and(|named| {
+                    named.kind() == "identifier" && text_of(named, text) == name
+                })
+            });
+        }
+        ancestor = function.parent();
+    }
+    false
+}
+
 const FUNCTION_BODIES: [&str; 3] = ["lambda_expression", "lambda", "closure_expression"];
 
 /// A port a test fixes: a number from 1024 to 65535, or a local address with such a port. Port 0
