@@ -69,6 +69,11 @@ pub struct Entry {
     /// interpolation (`f"run-{time.time()}"`) is a unique name, not a time the test depends on.
     #[serde(default)]
     pub not_in_text: bool,
+    /// The hit does not count in the condition of an `if` whose body skips the test
+    /// (`if sys.platform == "win32": pytest.skip(...)`, `if (IS_OS_WINDOWS) return;`): the
+    /// condition is stated, as a `skipif` decorator states it.
+    #[serde(default)]
+    pub not_in_skip_condition: bool,
     /// Mitigations of the same language that make this entry no risk when the test or what it
     /// runs has one: a tokio sleep under a paused clock does not wait, randomness after a seed
     /// repeats.

@@ -294,6 +294,9 @@ fn accepted<'tree>(
     if entry.not_in_text && in_text(hit, text) {
         return None;
     }
+    if entry.not_in_skip_condition && in_skip_condition(hit, text) {
+        return None;
+    }
     let mut ancestor = hit.parent();
     while let Some(node) = ancestor {
         // A lambda's body runs when it is called, not as the surrounding call's argument:
@@ -314,11 +317,9 @@ fn accepted<'tree>(
     Some(hit)
 }
 
-/// Node kinds of the three grammars whose body is code of its own: the walk that looks for an
-/// enclosing assertion or annotation stops at them.
-/// Whether a value only becomes part of a string: an operand, through parentheses, `str(...)` and
-/// `int(...)`,
-/// of a `+` or `%` whose other side is a string literal, or an f-string's interpolation.
+/// Whether a value only becomes part of a string: an operand (through parentheses, `str(...)` and
+/// `int(...)`) of a `+` or `%` whose other side is a string literal, or an f-string's
+/// interpolation.
 fn in_text(hit: Node<'_>, text: &str) -> bool {
     let mut node = hit;
     while let Some(parent) = node.parent() {
@@ -347,6 +348,44 @@ fn in_text(hit: Node<'_>, text: &str) -> bool {
         node = parent;
     }
     false
+}
+
+/// Whether a hit is in the condition of an `if` whose body begins by skipping the test: a return,
+/// `pytest.skip`, `self.skipTest`, `raise SkipTest`, `pytest.xfail`, an `assume...` call.
+fn in_skip_condition(hit: Node<'_>, text: &str) -> bool {
+    let mut node = hit;
+    while let Some(parent) = node.parent() {
+        if matches!(parent.kind(), "if_statement" | "if_expression") {
+            if parent.child_by_field_name("condition") != Some(node) {
+                return false;
+            }
+            let Some(body) = parent.child_by_field_name("consequence") else {
+                return false;
+            };
+            let mut cursor = body.walk();
+            let first = if matches!(body.kind(), "block") {
+                body.named_children(&mut cursor)
+                    .find(|statement| !statement.kind().contains("comment"))
+            } else {
+                Some(body)
+            };
+            return first.is_some_and(|statement| skips(text_of(statement, text)));
+        }
+        if FUNCTION_BODIES.contains(&parent.kind()) {
+            return false;
+        }
+        node = parent;
+    }
+    false
+}
+
+/// Whether a statement skips the rest of a test.
+fn skips(statement: &str) -> bool {
+    let statement = statement.trim_start();
+    statement.starts_with("return")
+        || ["skip(", "skipTest(", "SkipTest", "xfail(", "assume"]
+            .iter()
+            .any(|skip| statement.contains(skip))
 }
 
 /// Whether an identifier names a parameter of the function it is in (Python, Java, Rust).
@@ -384,6 +423,8 @@ fn is_parameter(node: Node<'_>, text: &str) -> bool {
     false
 }
 
+/// Node kinds of the three grammars whose body is code of its own: the walk that looks for an
+/// enclosing assertion or annotation stops at them.
 const FUNCTION_BODIES: [&str; 3] = ["lambda_expression", "lambda", "closure_expression"];
 
 /// A port a test fixes: a number from 1024 to 65535, or a local address with such a port. Port 0
