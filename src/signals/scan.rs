@@ -369,7 +369,7 @@ fn in_skip_condition(hit: Node<'_>, text: &str) -> bool {
             } else {
                 Some(body)
             };
-            return first.is_some_and(|statement| skips(text_of(statement, text)));
+            return first.is_some_and(|statement| skips(statement, text));
         }
         if FUNCTION_BODIES.contains(&parent.kind()) {
             return false;
@@ -379,13 +379,27 @@ fn in_skip_condition(hit: Node<'_>, text: &str) -> bool {
     false
 }
 
-/// Whether a statement skips the rest of a test.
-fn skips(statement: &str) -> bool {
-    let statement = statement.trim_start();
-    statement.starts_with("return")
-        || ["skip(", "skipTest(", "SkipTest", "xfail(", "assume"]
-            .iter()
-            .any(|skip| statement.contains(skip))
+/// Whether a statement skips the rest of a test: a return, `raise SkipTest(...)`, or a call to
+/// `skip`, `skipTest`, `xfail` or an `assume...`.
+fn skips(statement: Node<'_>, text: &str) -> bool {
+    let statement = match statement.kind() {
+        "expression_statement" => match statement.named_child(0) {
+            Some(expression) => expression,
+            None => return false,
+        },
+        _ => statement,
+    };
+    match statement.kind() {
+        "return_statement" | "return_expression" => true,
+        "raise_statement" => statement.named_child(0).is_some_and(|raised| {
+            call_name(raised, text)
+                .or_else(|| values::last_name(raised, text))
+                .is_some_and(|name| name == "SkipTest")
+        }),
+        _ => call_name(statement, text).is_some_and(|name| {
+            matches!(name, "skip" | "skipTest" | "xfail") || name.starts_with("assume")
+        }),
+    }
 }
 
 /// Whether an identifier names a parameter of the function it is in (Python, Java, Rust).
