@@ -1506,6 +1506,55 @@ async fn a_signal_every_workspace_test_has_is_weighed_against_the_workspace() {
 }
 
 #[tokio::test]
+async fn a_document_judged_before_the_workspace_is_read_is_judged_again_once_it_is() {
+    // Every test of the workspace sleeps, and one file holds 10,000 of them: counted from
+    // scratch, their shares come seconds after the first analysis stopped waiting for them (50
+    // ms), which judges with a typical project's shares and warns; once they come, the sleep is
+    // common here and the warning goes.
+    let workspace = Workspace::new();
+    std::fs::remove_file(workspace.path(ORDER_TEST)).unwrap();
+    std::fs::remove_file(workspace.path(REFUND_TEST)).unwrap();
+    sleep_prior_model()
+        .save(&workspace.path("prior.idx"))
+        .expect("the model saves");
+    workspace.write(
+        "src/test/java/OthersTest.java",
+        &java_tests("OthersTest", 10_000, 10_000),
+    );
+    let opened = java_tests("OpenedTest", 1, 1);
+    workspace.write("src/test/java/OpenedTest.java", &opened);
+    let settings = json!({"defaultModels": false, "models": ["prior.idx"], "debounceMs": 10});
+    // Started as `start_with` does, without waiting for the workspace's tests to be read.
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    let (server_input, server_output) = tokio::io::split(server_end);
+    tokio::spawn(flakesense::lsp::serve(server_input, server_output));
+    let (client_input, client_output) = tokio::io::split(client_end);
+    let mut client = LspClient::new(client_input, client_output, ClientBehaviour::default());
+    client
+        .initialize(workspace.initialize_params(settings, json!({})))
+        .await;
+    let uri = workspace.uri("src/test/java/OpenedTest.java");
+    client.open(&uri, "java", 1, &opened).await;
+    client
+        .collect_until(
+            "the log line of the workspace's tests",
+            read_the_workspace,
+            Duration::from_secs(60),
+        )
+        .await;
+    let before = client.take("textDocument/publishDiagnostics");
+    let after = client.diagnostics(&uri, Some(1)).await;
+    assert_eq!(messages(&after), Vec::<String>::new(), "{after:#}");
+    // Without this, the test would pass without a second judgement.
+    assert_eq!(
+        before.len(),
+        1,
+        "judged once before the shares came: {before:#?}"
+    );
+    assert_eq!(messages(&before[0]["params"]).len(), 1, "{before:#?}");
+}
+
+#[tokio::test]
 async fn a_file_of_many_tests_gets_a_diagnostic_on_each_flagged_test_and_keeps_them_on_edit() {
     // Forty tests are judged together (on every core); each warning must land on its own test.
     let workspace = Workspace::new();

@@ -1,104 +1,18 @@
 //! The analysis of one document: a debounced task that re-parses incrementally, finds the tests,
-//! judges those whose code changed and publishes diagnostics if the document has not moved on.
+//! judges those whose code changed (see [`judging`]) and publishes diagnostics if the document
+//! has not moved on.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tower_lsp_server::ls_types::{Diagnostic, Location, MessageType, Uri};
+use tower_lsp_server::ls_types::{MessageType, Uri};
 
-use crate::analysis::{self, MAX_FILE_BYTES, Models, Severity, Thresholds};
-use crate::extract::{self, TestMethod};
+use crate::analysis::MAX_FILE_BYTES;
 use crate::language::Language;
 use crate::line_index::LineIndex;
-use crate::lsp::diagnostics;
-use crate::lsp::position::{PositionEncoding, TextLines};
+use crate::lsp::judging::{self, Analysis, Context, Outcome, Snapshot, Workspace};
+use crate::lsp::position::TextLines;
 use crate::lsp::session::Session;
-use crate::predict::{Neighbor, Prediction};
-use crate::signals::{SignalHit, Signals};
-use crate::workspace::SurroundingsReader;
-
-/// What the models say about one test's code, and where its workspace neighbours are.
-#[derive(Debug)]
-pub struct Judged {
-    pub prediction: Prediction,
-    /// The locations of the neighbours that live in the workspace, found on first need.
-    related: OnceLock<Vec<(Location, Neighbor)>>,
-}
-
-impl Judged {
-    fn new(prediction: Prediction) -> Judged {
-        Judged {
-            prediction,
-            related: OnceLock::new(),
-        }
-    }
-}
-
-/// A test of the analysed text with its judgement.
-#[derive(Debug, Clone)]
-pub struct JudgedTest {
-    pub test: TestMethod,
-    pub judged: Arc<Judged>,
-    /// `None` when the test is not reported.
-    pub severity: Option<Severity>,
-}
-
-/// The judgement of one version of a document.
-#[derive(Debug)]
-pub struct Analysis {
-    pub version: i32,
-    pub tests: Vec<JudgedTest>,
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-impl Analysis {
-    pub fn test(&self, id: &str) -> Option<&JudgedTest> {
-        self.tests.iter().find(|judged| judged.test.id == id)
-    }
-}
-
-/// Predictions of one document by test code and the signals of the test and what it runs. A
-/// keystroke changes one test's code (or the set-up or helper of a few), so every other test is
-/// a hit; tests that disappear from the document leave the cache with it.
-#[derive(Debug, Default)]
-pub struct PredictionCache {
-    /// The session generation the predictions were made in; older ones are stale.
-    generation: u64,
-    by_code: HashMap<CacheKey, Arc<Judged>>,
-}
-
-/// A test's code and the prior's features of its signals: what a prediction depends on. Where
-/// the signals are (their lines) does not change it, only the evidence shown.
-type CacheKey = (String, Vec<&'static str>);
-
-/// A document as it was when its analysis started.
-struct Snapshot {
-    version: i32,
-    language: Language,
-    relative_path: String,
-    text: String,
-    lines: LineIndex,
-    tree: Option<tree_sitter::Tree>,
-    cache: Arc<Mutex<PredictionCache>>,
-}
-
-/// The models and settings an analysis runs with.
-struct Context {
-    models: Models,
-    thresholds: Thresholds,
-    generation: u64,
-    encoding: PositionEncoding,
-    root: Option<PathBuf>,
-    surroundings: Option<Arc<SurroundingsReader>>,
-}
-
-/// The outcome of an analysis run off the async threads.
-struct Outcome {
-    analysis: Arc<Analysis>,
-    tree: Option<tree_sitter::Tree>,
-}
 
 /// Replaces the document's pending analysis by one that starts after `delay`; the task ends
 /// once it has published, or when an edit replaces it.
@@ -202,7 +116,6 @@ fn all_published_since(session: &Session, versions: &[(Uri, i32)], generation: u
 
 async fn analyse_and_publish(session: &Arc<Session>, uri: Uri, delay: Duration) {
     session.wait_until_ready().await;
-    session.shares.wait_briefly().await;
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
@@ -351,15 +264,29 @@ async fn analyse(session: &Arc<Session>, uri: &Uri) -> Option<Result<Outcome, Sk
         Ok(snapshot) => snapshot,
         Err(skip) => return Some(Err(skip)),
     };
-    session.ensure_default_model(snapshot.language).await;
+    let (language, version) = (snapshot.language, snapshot.version);
+    let workspace = {
+        let state = session.state();
+        state
+            .root
+            .clone()
+            .zip(state.surroundings.clone())
+            .map(|(root, surroundings)| Workspace { root, surroundings })
+    };
+    // The tests are read while the model and, at start-up, the workspace's signal shares come:
+    // only the judging needs them.
+    let reading = tokio::task::spawn_blocking(move || judging::read(snapshot, workspace.as_ref()));
+    session.ensure_default_model(language).await;
+    session.shares.wait_briefly().await;
     reload_changed_project_index(session, Some(uri)).await;
+    let read = off_thread_outcome(session, uri, reading.await).await?;
     let context = {
         let state = session.state();
-        let models = match state.models(snapshot.language) {
+        let models = match state.models(language) {
             Ok(models) => models,
             Err(reason) => {
                 return Some(Err(Skip {
-                    version: snapshot.version,
+                    version,
                     reason: Some(reason),
                 }));
             }
@@ -370,14 +297,21 @@ async fn analyse(session: &Arc<Session>, uri: &Uri) -> Option<Result<Outcome, Sk
             generation: session.generation(),
             encoding: state.encoding,
             root: state.root.clone(),
-            surroundings: state.surroundings.clone(),
         }
     };
     let worker = session.clone();
-    let joined =
-        tokio::task::spawn_blocking(move || judge_snapshot(&worker, snapshot, &context)).await;
+    let judged = tokio::task::spawn_blocking(move || judging::judge(&worker, read, &context)).await;
+    off_thread_outcome(session, uri, judged).await.map(Ok)
+}
+
+/// The result of work run off the async threads, or `None` when it failed (logged).
+async fn off_thread_outcome<T>(
+    session: &Session,
+    uri: &Uri,
+    joined: Result<T, tokio::task::JoinError>,
+) -> Option<T> {
     match joined {
-        Ok(outcome) => Some(Ok(outcome)),
+        Ok(outcome) => Some(outcome),
         Err(error) => {
             let reason = match error.try_into_panic() {
                 Ok(payload) => panic_message(&*payload),
@@ -439,244 +373,4 @@ fn take_snapshot(session: &Session, uri: &Uri) -> Option<Result<Snapshot, Skip>>
         tree: document.tree.clone(),
         cache: document.cache.clone(),
     }))
-}
-
-/// The CPU work: parse (incrementally from the kept tree), extract, judge the tests whose code
-/// is not cached, and build the diagnostics.
-fn judge_snapshot(session: &Session, snapshot: Snapshot, context: &Context) -> Outcome {
-    let language = snapshot.language;
-    let tree = extract::parse(language, &snapshot.text, snapshot.tree.as_ref());
-    let (extraction, signals) = match &tree {
-        Some(tree) => {
-            // An open document is judged whatever `python_files` says, as pytest collects a
-            // file named on its command line; pytest's class and function rules still apply.
-            let surroundings = context
-                .surroundings
-                .as_ref()
-                .zip(context.root.as_deref())
-                .map(|(reader, root)| {
-                    reader.for_file(language, &root.join(&snapshot.relative_path))
-                })
-                .unwrap_or_default();
-            let extraction = extract::extract_tests_from_tree_with(
-                language,
-                &snapshot.relative_path,
-                &snapshot.text,
-                tree,
-                &surroundings.discovery,
-            );
-            let file =
-                analysis::SourceTree::new(language, &snapshot.relative_path, &snapshot.text, tree);
-            let signals = analysis::signals_of(&file, &surroundings.conftests, &extraction.tests);
-            (extraction, signals)
-        }
-        None => (extract::Extraction::default(), Vec::new()),
-    };
-    let mut cache = snapshot
-        .cache
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    if cache.generation != context.generation {
-        cache.by_code.clear();
-        cache.generation = context.generation;
-    }
-    let keys: Vec<CacheKey> = extraction
-        .tests
-        .iter()
-        .zip(&signals)
-        .map(|(test, signals)| (test.code.clone(), signals.features()))
-        .collect();
-    // The tests whose code and features no cached judgement has, each key once, are judged
-    // together (on every core when there are many: a newly opened file).
-    let mut unjudged: Vec<usize> = Vec::new();
-    let found: Vec<Found> = {
-        let mut fresh: HashMap<&CacheKey, usize> = HashMap::new();
-        keys.iter()
-            .enumerate()
-            .map(|(at, key)| match cache.by_code.get(key) {
-                Some(judged) => Found::Cached(judged.clone()),
-                None => Found::Fresh(*fresh.entry(key).or_insert_with(|| {
-                    unjudged.push(at);
-                    unjudged.len() - 1
-                })),
-            })
-            .collect()
-    };
-    let codes: Vec<(Language, &str)> = unjudged
-        .iter()
-        .map(|&at| (language, keys[at].0.as_str()))
-        .collect();
-    let unjudged_signals: Vec<&Signals> = unjudged.iter().map(|&at| &signals[at]).collect();
-    let fresh: Vec<Arc<Judged>> = analysis::judge_all(
-        &context.models,
-        &context.thresholds,
-        &codes,
-        &unjudged_signals,
-    )
-    .into_iter()
-    .map(|prediction| Arc::new(Judged::new(prediction)))
-    .collect();
-    let mut kept = HashMap::with_capacity(keys.len());
-    let tests: Vec<JudgedTest> = extraction
-        .tests
-        .into_iter()
-        .zip(signals)
-        .zip(keys.into_iter().zip(found))
-        .map(|((test, signals), (key, found))| {
-            let judged = match found {
-                Found::Cached(judged) => moved(&judged, &signals),
-                Found::Fresh(at) => moved(&fresh[at], &signals),
-            };
-            kept.insert(key, judged.clone());
-            let severity = if test.ignored {
-                None
-            } else {
-                context.thresholds.severity(judged.prediction.score)
-            };
-            JudgedTest {
-                test,
-                judged,
-                severity,
-            }
-        })
-        .collect();
-    cache.by_code = kept;
-    drop(cache);
-
-    let text_lines = TextLines {
-        text: &snapshot.text,
-        lines: &snapshot.lines,
-    };
-    let mut locator = NeighborLocator::new(session, context.root.as_deref(), context.encoding);
-    let diagnostics = tests
-        .iter()
-        .filter_map(|judged_test| {
-            let severity = judged_test.severity?;
-            let related = judged_test
-                .judged
-                .related
-                .get_or_init(|| locator.locate_all(&judged_test.judged.prediction.neighbors));
-            Some(diagnostics::diagnostic(
-                judged_test,
-                severity,
-                text_lines,
-                context.encoding,
-                related,
-            ))
-        })
-        .collect();
-    Outcome {
-        analysis: Arc::new(Analysis {
-            version: snapshot.version,
-            tests,
-            diagnostics,
-        }),
-        tree,
-    }
-}
-
-/// Where a test's judgement comes from: the cache, or the judgements made in this analysis.
-enum Found {
-    Cached(Arc<Judged>),
-    Fresh(usize),
-}
-
-/// A cached judgement with its evidence at the lines where the signals are now: a line added
-/// above a test moves its signals without changing its prediction.
-fn moved(judged: &Arc<Judged>, signals: &Signals) -> Arc<Judged> {
-    let evidence: Vec<SignalHit> = judged
-        .prediction
-        .signals
-        .iter()
-        .filter_map(|old| signals.risks.iter().find(|hit| hit.id == old.id).cloned())
-        .collect();
-    if evidence == judged.prediction.signals {
-        return Arc::clone(judged);
-    }
-    Arc::new(Judged::new(Prediction {
-        signals: evidence,
-        ..judged.prediction.clone()
-    }))
-}
-
-/// Finds where workspace neighbours live: in an open document when there is one, else on disk.
-/// Each file is read and parsed at most once per locator.
-pub struct NeighborLocator<'a> {
-    session: &'a Session,
-    root: Option<&'a Path>,
-    encoding: PositionEncoding,
-    files: HashMap<String, Option<LocatedFile>>,
-}
-
-/// A file's tests' name positions.
-struct LocatedFile {
-    uri: Uri,
-    names: HashMap<String, tower_lsp_server::ls_types::Range>,
-}
-
-impl<'a> NeighborLocator<'a> {
-    pub fn new(
-        session: &'a Session,
-        root: Option<&'a Path>,
-        encoding: PositionEncoding,
-    ) -> NeighborLocator<'a> {
-        NeighborLocator {
-            session,
-            root,
-            encoding,
-            files: HashMap::new(),
-        }
-    }
-
-    /// The workspace neighbours among `neighbors`, with their locations.
-    pub fn locate_all(&mut self, neighbors: &[Neighbor]) -> Vec<(Location, Neighbor)> {
-        neighbors
-            .iter()
-            .filter_map(|neighbor| Some((self.locate(neighbor)?, neighbor.clone())))
-            .collect()
-    }
-
-    /// Where a neighbour's name is, when it lives in the workspace.
-    pub fn locate(&mut self, neighbor: &Neighbor) -> Option<Location> {
-        let path = neighbor.path.as_deref()?;
-        let root = self.root?;
-        if !self.files.contains_key(path) {
-            let located = self.read(root, path);
-            self.files.insert(path.to_string(), located);
-        }
-        let file = self.files.get(path)?.as_ref()?;
-        let range = file.names.get(&neighbor.id).copied().unwrap_or_default();
-        Some(Location::new(file.uri.clone(), range))
-    }
-
-    fn read(&self, root: &Path, relative: &str) -> Option<LocatedFile> {
-        let path = root.join(relative);
-        let uri = Uri::from_file_path(&path)?;
-        let open = self.session.documents.lock().get(&uri).map(|document| {
-            (
-                document.language,
-                document.relative_path.clone(),
-                document.text.clone(),
-            )
-        });
-        let (language, relative_path, text) = match open {
-            Some(open) => open,
-            None => {
-                let file = crate::files::read_source(&path).ok()?;
-                (file.language, relative.to_string(), file.text)
-            }
-        };
-        let lines = LineIndex::new(&text);
-        let text_lines = TextLines {
-            text: &text,
-            lines: &lines,
-        };
-        let discovery = crate::workspace::discovery(root, &path);
-        let names = extract::extract_tests_with(language, &relative_path, &text, &discovery)
-            .tests
-            .into_iter()
-            .map(|test| (test.id, text_lines.range(&test.name_range, self.encoding)))
-            .collect();
-        Some(LocatedFile { uri, names })
-    }
 }

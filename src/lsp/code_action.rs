@@ -13,8 +13,9 @@ use tower_lsp_server::ls_types::{
 
 use crate::analysis::hint;
 use crate::language::Language;
-use crate::lsp::analyze::{Current, JudgedTest, current_analysis};
+use crate::lsp::analyze::{Current, current_analysis};
 use crate::lsp::execute_command::{MARK_FLAKY, MARK_NOT_FLAKY, SHOW_FIX_HINT, SHOW_SIMILAR};
+use crate::lsp::judging::JudgedTest;
 use crate::lsp::position::PositionEncoding;
 use crate::lsp::session::Session;
 

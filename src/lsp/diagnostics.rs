@@ -10,7 +10,7 @@ use tower_lsp_server::ls_types::{
 use crate::analysis::{Severity, similarity};
 use crate::category::Category;
 use crate::index::Origin;
-use crate::lsp::analyze::JudgedTest;
+use crate::lsp::judging::JudgedTest;
 use crate::lsp::position::{PositionEncoding, TextLines};
 use crate::predict::{Neighbor, Prediction};
 use crate::signals::{SignalContext, SignalHit};

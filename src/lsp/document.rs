@@ -13,7 +13,7 @@ use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 
 use crate::language::Language;
 use crate::line_index::LineIndex;
-use crate::lsp::analyze::{Analysis, PredictionCache};
+use crate::lsp::judging::{Analysis, PredictionCache};
 use crate::lsp::position::{PositionEncoding, TextLines};
 
 /// One document the editor has open.

@@ -19,7 +19,8 @@ use crate::analysis::similarity;
 use crate::category::Category;
 use crate::index::{Label, Origin};
 use crate::labels::{self, TestLabel};
-use crate::lsp::analyze::{self, JudgedTest, NeighborLocator, current_analysis, panic_message};
+use crate::lsp::analyze::{self, current_analysis, panic_message};
+use crate::lsp::judging::{JudgedTest, NeighborLocator};
 use crate::lsp::session::{ProjectIndexState, Session};
 use crate::workspace;
 

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use tower_lsp_server::ls_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
 use crate::analysis::{hint, similarity};
-use crate::lsp::analyze::{JudgedTest, current_analysis};
+use crate::lsp::analyze::current_analysis;
+use crate::lsp::judging::JudgedTest;
 use crate::lsp::session::Session;
 
 pub async fn hover(session: &Arc<Session>, params: HoverParams) -> Option<Hover> {

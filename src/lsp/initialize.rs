@@ -124,21 +124,33 @@ pub fn initialized(session: &Arc<Session>) {
         session.shares.started();
         session.set_ready();
         read_workspace_tests(&session).await;
-        // After the documents were scheduled again: analyses that waited are replaced by then.
-        session.shares.counted();
     });
 }
 
 /// Counts how common each signal is among the workspace's tests, off the request path, then
-/// judges the open documents again with the counts. Until then the shipped models' priors assume
-/// a typical project.
+/// judges again the open documents judged without the counts. Until then the shipped models'
+/// priors assume a typical project.
 pub async fn read_workspace_tests(session: &Arc<Session>) {
+    let counted = count_workspace_tests(session).await;
+    if counted {
+        session.invalidate_predictions();
+    }
+    // After the counts are in the state: an analysis that passes the gate from now on has them.
+    let judged_without = session.shares.counted();
+    if counted && judged_without {
+        crate::lsp::analyze::schedule_all(session);
+    }
+}
+
+/// Counts the workspace's signal shares into the session's state; false when there is no
+/// workspace or the count failed (logged).
+async fn count_workspace_tests(session: &Arc<Session>) -> bool {
     let (root, exclude) = {
         let state = session.state();
         (state.root.clone(), state.exclude.clone())
     };
     let Some(root) = root else {
-        return;
+        return false;
     };
     let progress = session
         .begin_progress("flakesense: reading the workspace's tests")
@@ -157,7 +169,7 @@ pub async fn read_workspace_tests(session: &Arc<Session>) {
         }
     })
     .await;
-    match counted {
+    let ok = match counted {
         Ok(prevalence) => {
             let tests: u32 = Language::ALL
                 .iter()
@@ -173,8 +185,7 @@ pub async fn read_workspace_tests(session: &Arc<Session>) {
                 )
                 .await;
             session.state_mut().prevalence = Arc::new(prevalence);
-            session.invalidate_predictions();
-            crate::lsp::analyze::schedule_all(session);
+            true
         }
         Err(error) => {
             session
@@ -183,11 +194,13 @@ pub async fn read_workspace_tests(session: &Arc<Session>) {
                     format!("reading the workspace's tests failed: {error}"),
                 )
                 .await;
+            false
         }
-    }
+    };
     if let Some(progress) = progress {
         progress.finish().await;
     }
+    ok
 }
 
 /// Reads `flakesense.toml` and the editor's settings, then the project index and the extra

@@ -38,6 +38,7 @@ mod execute_command;
 pub mod framing;
 mod hover;
 mod initialize;
+mod judging;
 mod position;
 mod published;
 mod session;
