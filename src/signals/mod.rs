@@ -23,6 +23,7 @@
 //! - `@hash-receiver`: the object a call is made on, which must hold a hash-ordered collection.
 
 pub mod catalogue;
+mod placement;
 mod query;
 mod scan;
 #[cfg(test)]
