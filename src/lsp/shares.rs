@@ -24,8 +24,8 @@ pub struct SharesGate {
 struct GateState {
     /// When the reading began, once it has.
     started: Option<Instant>,
-    counted: bool,
-    /// An analysis went on before the reading ended.
+    /// An analysis went on before the reading ended. Read and written with `counted` under the
+    /// same lock, so an analysis is either counted here or passed the gate after the end.
     judged_without: bool,
 }
 
@@ -50,13 +50,9 @@ impl SharesGate {
     /// Ends the reading (the shares, if counted, are in the session's state by now); true when
     /// an analysis went on without them and the documents must be judged again.
     pub fn counted(&self) -> bool {
-        let judged_without = {
-            let mut state = self.state();
-            state.counted = true;
-            state.judged_without
-        };
+        let state = self.state();
         self.counted.send_replace(true);
-        judged_without
+        state.judged_without
     }
 
     /// Waits until the shares are counted or [`SHARES_WAIT`] has passed since their reading
@@ -70,7 +66,7 @@ impl SharesGate {
             let _ = tokio::time::timeout(left, counted.wait_for(|counted| *counted)).await;
         }
         let mut state = self.state();
-        if !state.counted {
+        if !*self.counted.borrow() {
             state.judged_without = true;
         }
     }
