@@ -86,13 +86,8 @@ impl Workspace {
         capabilities: Value,
         behaviour: ClientBehaviour,
     ) -> (LspClient, Value) {
-        let (client_end, server_end) = tokio::io::duplex(1 << 16);
-        let (server_input, server_output) = tokio::io::split(server_end);
-        tokio::spawn(flakesense::lsp::serve(server_input, server_output));
-        let (client_input, client_output) = tokio::io::split(client_end);
-        let mut client = LspClient::new(client_input, client_output, behaviour);
-        let result = client
-            .initialize(self.initialize_params(settings, capabilities))
+        let (mut client, result) = self
+            .start_without_waiting(settings, capabilities, behaviour)
             .await;
         // Once the server has read the workspace's tests it judges the open documents again;
         // waiting for that here keeps those publications out of every test's way.
@@ -102,6 +97,24 @@ impl Workspace {
                 read_the_workspace,
                 Duration::from_secs(20),
             )
+            .await;
+        (client, result)
+    }
+
+    /// Starts a server and initializes it, without waiting for it to read the workspace's tests.
+    async fn start_without_waiting(
+        &self,
+        settings: Value,
+        capabilities: Value,
+        behaviour: ClientBehaviour,
+    ) -> (LspClient, Value) {
+        let (client_end, server_end) = tokio::io::duplex(1 << 16);
+        let (server_input, server_output) = tokio::io::split(server_end);
+        tokio::spawn(flakesense::lsp::serve(server_input, server_output));
+        let (client_input, client_output) = tokio::io::split(client_end);
+        let mut client = LspClient::new(client_input, client_output, behaviour);
+        let result = client
+            .initialize(self.initialize_params(settings, capabilities))
             .await;
         (client, result)
     }
@@ -1453,9 +1466,9 @@ fn java_tests(class: &str, count: usize, sleeping: usize) -> String {
     text
 }
 
-/// Opens a sleeping test once the server has read the workspace (29 other tests, `sleeping` of
-/// which sleep) and returns its diagnostics.
-async fn judged_in_a_workspace_where(sleeping: usize) -> Value {
+/// A workspace judged by [`sleep_prior_model`] alone, of `others` tests, `sleeping` of which
+/// sleep, and one sleeping test to open; its settings and the opened file's text.
+fn sleepers_workspace(others: usize, sleeping: usize) -> (Workspace, Value, String) {
     let workspace = Workspace::new();
     std::fs::remove_file(workspace.path(ORDER_TEST)).unwrap();
     std::fs::remove_file(workspace.path(REFUND_TEST)).unwrap();
@@ -1464,11 +1477,18 @@ async fn judged_in_a_workspace_where(sleeping: usize) -> Value {
         .expect("the model saves");
     workspace.write(
         "src/test/java/OthersTest.java",
-        &java_tests("OthersTest", 29, sleeping),
+        &java_tests("OthersTest", others, sleeping),
     );
     let opened = java_tests("OpenedTest", 1, 1);
     workspace.write("src/test/java/OpenedTest.java", &opened);
     let settings = json!({"defaultModels": false, "models": ["prior.idx"], "debounceMs": 10});
+    (workspace, settings, opened)
+}
+
+/// Opens a sleeping test once the server has read the workspace (29 other tests, `sleeping` of
+/// which sleep) and returns its diagnostics.
+async fn judged_in_a_workspace_where(sleeping: usize) -> Value {
+    let (workspace, settings, opened) = sleepers_workspace(29, sleeping);
     let (mut client, _) = workspace
         .start_with(settings, json!({}), ClientBehaviour::default())
         .await;
@@ -1511,27 +1531,9 @@ async fn a_document_judged_before_the_workspace_is_read_is_judged_again_once_it_
     // scratch, their shares come seconds after the first analysis stopped waiting for them (50
     // ms), which judges with a typical project's shares and warns; once they come, the sleep is
     // common here and the warning goes.
-    let workspace = Workspace::new();
-    std::fs::remove_file(workspace.path(ORDER_TEST)).unwrap();
-    std::fs::remove_file(workspace.path(REFUND_TEST)).unwrap();
-    sleep_prior_model()
-        .save(&workspace.path("prior.idx"))
-        .expect("the model saves");
-    workspace.write(
-        "src/test/java/OthersTest.java",
-        &java_tests("OthersTest", 10_000, 10_000),
-    );
-    let opened = java_tests("OpenedTest", 1, 1);
-    workspace.write("src/test/java/OpenedTest.java", &opened);
-    let settings = json!({"defaultModels": false, "models": ["prior.idx"], "debounceMs": 10});
-    // Started as `start_with` does, without waiting for the workspace's tests to be read.
-    let (client_end, server_end) = tokio::io::duplex(1 << 16);
-    let (server_input, server_output) = tokio::io::split(server_end);
-    tokio::spawn(flakesense::lsp::serve(server_input, server_output));
-    let (client_input, client_output) = tokio::io::split(client_end);
-    let mut client = LspClient::new(client_input, client_output, ClientBehaviour::default());
-    client
-        .initialize(workspace.initialize_params(settings, json!({})))
+    let (workspace, settings, opened) = sleepers_workspace(10_000, 10_000);
+    let (mut client, _) = workspace
+        .start_without_waiting(settings, json!({}), ClientBehaviour::default())
         .await;
     let uri = workspace.uri("src/test/java/OpenedTest.java");
     client.open(&uri, "java", 1, &opened).await;
