@@ -241,7 +241,11 @@ fn find_tests(
         Ok(found) => found,
         Err(stop) => return incomplete(stop, has_syntax_errors, limits),
     };
-    let comments = walk::nodes_of_kinds(root, comment_kinds);
+    let markers: &[&str] = match language {
+        Language::Python => &["#"],
+        Language::Java | Language::Rust => &["//", "/*"],
+    };
+    let comments = walk::comments(root, source, comment_kinds, markers);
     found.attached.sort_by_key(|range| range.start);
     found.attached.dedup();
     found

@@ -172,26 +172,58 @@ impl<'tree> Iterator for Leaves<'tree> {
     }
 }
 
-/// The ranges of every node of the given kinds in the tree, in source order; their insides are
-/// not entered. Every node is visited once, so this is linear in the size of the tree.
-pub(super) fn nodes_of_kinds(root: Node<'_>, kinds: &[&str]) -> Vec<Range<usize>> {
-    let mut found = Vec::new();
-    let mut cursor = root.walk();
-    loop {
-        let node = cursor.node();
-        let is_wanted = kinds.contains(&node.kind());
-        if is_wanted {
-            found.push(node.byte_range());
-        }
-        if !is_wanted && cursor.goto_first_child() {
+/// The ranges of the comments of a file (nodes of the given kinds), in source order, found
+/// where the text holds one of `markers` (`//`, `/*`, `#`) rather than by visiting every node:
+/// on a keystroke in a long file that walk was most of finding its tests. A marker inside a
+/// token that is no comment (a URL in a string) rules out the rest of that token at once.
+pub(super) fn comments(
+    root: Node<'_>,
+    source: &str,
+    kinds: &[&str],
+    markers: &[&str],
+) -> Vec<Range<usize>> {
+    let bytes = source.as_bytes();
+    let firsts: Vec<u8> = markers
+        .iter()
+        .filter_map(|marker| marker.bytes().next())
+        .collect();
+    let mut found: Vec<Range<usize>> = Vec::new();
+    let mut from = 0;
+    while let Some(offset) = bytes
+        .get(from..)
+        .and_then(|rest| rest.iter().position(|byte| firsts.contains(byte)))
+    {
+        let at = from + offset;
+        if !markers
+            .iter()
+            .any(|marker| bytes[at..].starts_with(marker.as_bytes()))
+        {
+            from = at + 1;
             continue;
         }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                return found;
+        let Some(mut node) = root.descendant_for_byte_range(at, at + 1) else {
+            break;
+        };
+        let token_end = node.end_byte();
+        let comment = loop {
+            if kinds.contains(&node.kind()) {
+                break Some(node);
             }
+            match node.parent() {
+                Some(parent) => node = parent,
+                None => break None,
+            }
+        };
+        from = match comment {
+            Some(comment) => {
+                found.push(comment.byte_range());
+                comment.end_byte()
+            }
+            None => token_end,
         }
+        .max(at + 1);
     }
+    found
 }
 
 /// The text of a node's field child.
@@ -206,6 +238,75 @@ mod tests {
 
     fn tree(language: Language, source: &str) -> tree_sitter::Tree {
         super::super::parse(language, source, None).expect("the grammar loads")
+    }
+
+    /// Every comment node, outermost only, found by visiting every node: what [`comments`]
+    /// must find.
+    fn comments_by_walking(root: Node<'_>, kinds: &[&str]) -> Vec<Range<usize>> {
+        let mut found = Vec::new();
+        let mut cursor = root.walk();
+        loop {
+            let node = cursor.node();
+            let wanted = kinds.contains(&node.kind());
+            if wanted {
+                found.push(node.byte_range());
+            }
+            if !wanted && cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    return found;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn comments_found_from_their_markers_are_those_a_walk_finds() {
+        let cases = [
+            (
+                Language::Java,
+                concat!(
+                    "// head\nclass T { /* a // b */ String u = \"http://x/*y*/\"; int d = 4 / 2;\n",
+                    "  /** doc */ @Test void t() { x(); // tail\n } /* open",
+                ),
+            ),
+            (
+                Language::Java,
+                include_str!("../../tests/fixtures/context/java/AccountServiceTest.java"),
+            ),
+            (
+                Language::Python,
+                "# head\ndef test_a():\n    s = '#no' + f\"{x} # no\"  # yes\n    '''# doc'''\n#",
+            ),
+            (
+                Language::Python,
+                include_str!("../../tests/fixtures/context/python/api/test_orders.py"),
+            ),
+            (
+                Language::Rust,
+                "//! inner\n/// outer\nfn f() { m!(a // in macro\n); let s = \"//\"; /* /* nested */ */ }\n",
+            ),
+            (
+                Language::Rust,
+                include_str!("../../tests/fixtures/extract/rust/macro_tests.rs"),
+            ),
+        ];
+        for (language, source) in cases {
+            let (kinds, markers): (&[&str], &[&str]) = match language {
+                Language::Python => (&["comment"], &["#"]),
+                Language::Java | Language::Rust => {
+                    (&["line_comment", "block_comment"], &["//", "/*"])
+                }
+            };
+            let tree = tree(language, source);
+            assert_eq!(
+                comments(tree.root_node(), source, kinds, markers),
+                comments_by_walking(tree.root_node(), kinds),
+                "{language}: {source}"
+            );
+        }
     }
 
     #[test]
@@ -236,7 +337,12 @@ mod tests {
     fn comments_are_found_at_every_depth_without_entering_them() {
         let source = "// a\nfn f() { if x { /* b */ } }\n/// c\nfn g() {}\n";
         let tree = tree(Language::Rust, source);
-        let comments = nodes_of_kinds(tree.root_node(), &["line_comment", "block_comment"]);
+        let comments = comments(
+            tree.root_node(),
+            source,
+            &["line_comment", "block_comment"],
+            &["//", "/*"],
+        );
         let texts: Vec<&str> = comments
             .iter()
             .map(|range| &source[range.clone()])
