@@ -188,14 +188,27 @@ pub fn signals_of(
     conftests: &[Arc<ParsedFile>],
     tests: &[TestMethod],
 ) -> Vec<Signals> {
-    let conftest_sources: Vec<context::SourceFile<'_>> = conftests
+    let resolver = resolver(file, conftests, tests);
+    tests
+        .iter()
+        .map(|test| signals_in_context(file, conftests, test, &resolver.context(test)))
+        .collect()
+}
+
+/// What resolves the context of the tests of `file` (all of them, see [`signals_of`]).
+pub fn resolver<'a>(
+    file: &SourceTree<'a>,
+    conftests: &'a [Arc<ParsedFile>],
+    tests: &[TestMethod],
+) -> context::Resolver<'a> {
+    let conftest_sources: Vec<context::SourceFile<'a>> = conftests
         .iter()
         .map(|conftest| context::SourceFile {
             source: &conftest.text,
             tree: &conftest.tree,
         })
         .collect();
-    let resolver = context::Resolver::new(
+    context::Resolver::new(
         file.language,
         context::SourceFile {
             source: file.text,
@@ -203,35 +216,39 @@ pub fn signals_of(
         },
         &conftest_sources,
         tests,
-    );
-    tests
-        .iter()
-        .map(|test| {
-            let mut regions = vec![Region {
-                scan: &file.scan,
-                range: test.range.clone(),
-                place: Place::Test,
-            }];
-            for unit in resolver.context(test) {
-                let (scan, path) = match unit.file.and_then(|index| conftests.get(index)) {
-                    Some(conftest) => (&conftest.scan, Some(conftest.path.clone())),
-                    None => (&file.scan, None),
-                };
-                regions.push(Region {
-                    scan,
-                    range: unit.range,
-                    place: Place::Context {
-                        kind: unit.kind.describe(),
-                        name: unit.name,
-                        path,
-                    },
-                });
-            }
-            let mut signals = signals::detect_regions(file.language, &regions);
-            signals.size = signals::size_features(&file.text[test.range.clone()]);
-            signals
-        })
-        .collect()
+    )
+}
+
+/// The signals of one test of `file` that runs `units` (see [`context::Resolver::context`]).
+pub fn signals_in_context(
+    file: &SourceTree<'_>,
+    conftests: &[Arc<ParsedFile>],
+    test: &TestMethod,
+    units: &[context::ContextUnit],
+) -> Signals {
+    let mut regions = vec![Region {
+        scan: &file.scan,
+        range: test.range.clone(),
+        place: Place::Test,
+    }];
+    for unit in units {
+        let (scan, path) = match unit.file.and_then(|index| conftests.get(index)) {
+            Some(conftest) => (&conftest.scan, Some(conftest.path.clone())),
+            None => (&file.scan, None),
+        };
+        regions.push(Region {
+            scan,
+            range: unit.range.clone(),
+            place: Place::Context {
+                kind: unit.kind.describe(),
+                name: unit.name.clone(),
+                path,
+            },
+        });
+    }
+    let mut signals = signals::detect_regions(file.language, &regions);
+    signals.size = signals::size_features(&file.text[test.range.clone()]);
+    signals
 }
 
 /// Judges one test: its code finds the neighbours, its signals (see [`signals_of`]) feed the

@@ -226,6 +226,9 @@ fn store_if_current(session: &Session, uri: &Uri, outcome: Outcome) -> bool {
         // base of the next incremental parse.
         document.tree = outcome.tree;
     }
+    if outcome.last.is_some() {
+        document.last_read = outcome.last;
+    }
     document.analysis = Some(outcome.analysis);
     true
 }
@@ -372,5 +375,6 @@ fn take_snapshot(session: &Session, uri: &Uri) -> Option<Result<Snapshot, Skip>>
         lines: document.lines.clone(),
         tree: document.tree.clone(),
         cache: document.cache.clone(),
+        last: document.last_read.clone(),
     }))
 }

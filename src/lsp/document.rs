@@ -15,6 +15,7 @@ use crate::language::Language;
 use crate::line_index::LineIndex;
 use crate::lsp::judging::{Analysis, PredictionCache};
 use crate::lsp::position::{PositionEncoding, TextLines};
+use crate::lsp::reread::LastRead;
 
 /// One document the editor has open.
 #[derive(Debug)]
@@ -27,6 +28,8 @@ pub struct Document {
     pub lines: LineIndex,
     /// The tree of the last parse, edited since to match `text`.
     pub tree: Option<tree_sitter::Tree>,
+    /// What the read of the last analysed version found, which the next read may keep.
+    pub last_read: Option<Arc<LastRead>>,
     /// The judgement of the last analysed version, `None` before the first one.
     pub analysis: Option<Arc<Analysis>>,
     /// Predictions by test code, so a keystroke re-predicts only the test it touched.
@@ -47,6 +50,7 @@ impl Document {
             lines: LineIndex::new(&text),
             text,
             tree: None,
+            last_read: None,
             analysis: None,
             cache: Arc::default(),
             reported_too_large: false,

@@ -14,6 +14,7 @@ use crate::language::Language;
 use crate::line_index::LineIndex;
 use crate::lsp::diagnostics;
 use crate::lsp::position::{PositionEncoding, TextLines};
+use crate::lsp::reread::{self, LastRead};
 use crate::lsp::session::Session;
 use crate::predict::{Neighbor, Prediction};
 use crate::signals::{SignalHit, Signals};
@@ -82,6 +83,8 @@ pub struct Snapshot {
     pub lines: LineIndex,
     pub tree: Option<tree_sitter::Tree>,
     pub cache: Arc<Mutex<PredictionCache>>,
+    /// What the last read of the document found, which this one may keep.
+    pub last: Option<Arc<LastRead>>,
 }
 
 /// Where a document lies: what reading its tests takes from the workspace.
@@ -97,6 +100,7 @@ pub struct Read {
     tree: Option<tree_sitter::Tree>,
     extraction: extract::Extraction,
     signals: Vec<Signals>,
+    last: Option<Arc<LastRead>>,
 }
 
 /// The models and settings the judging runs with.
@@ -112,14 +116,18 @@ pub struct Context {
 pub struct Outcome {
     pub analysis: Arc<Analysis>,
     pub tree: Option<tree_sitter::Tree>,
+    /// What the next read of the document may keep.
+    pub last: Option<Arc<LastRead>>,
 }
 
 /// The first half of the CPU work, which needs no model: parse (incrementally from the kept
-/// tree), find the tests and the signals of each and of what it runs.
+/// tree), find the tests and the signals of each and of what it runs, keeping what the last read
+/// found outside the function an edit changed.
 pub fn read(mut snapshot: Snapshot, workspace: Option<&Workspace>) -> Read {
     let language = snapshot.language;
     let tree = extract::parse(language, &snapshot.text, snapshot.tree.take().as_ref());
-    let (extraction, signals) = match &tree {
+    let last = snapshot.last.take();
+    let (extraction, signals, next) = match &tree {
         Some(tree) => {
             // An open document is judged whatever `python_files` says, as pytest collects a
             // file named on its command line; pytest's class and function rules still apply.
@@ -131,8 +139,8 @@ pub fn read(mut snapshot: Snapshot, workspace: Option<&Workspace>) -> Read {
                 })
                 .unwrap_or_default();
             // Finding the tests and matching the catalogue read the same tree, each on its own
-            // core: on a keystroke in a 200-test file they are most of the work.
-            let (extraction, file) = rayon::join(
+            // core.
+            let (extraction, (scan, splice)) = rayon::join(
                 || {
                     extract::extract_tests_from_tree_with(
                         language,
@@ -142,25 +150,32 @@ pub fn read(mut snapshot: Snapshot, workspace: Option<&Workspace>) -> Read {
                         &surroundings.discovery,
                     )
                 },
-                || {
-                    analysis::SourceTree::new(
-                        language,
-                        &snapshot.relative_path,
-                        &snapshot.text,
-                        tree,
-                    )
-                },
+                || reread::scan(last.as_deref(), language, &snapshot.text, tree),
             );
-            let signals = analysis::signals_of(&file, &surroundings.conftests, &extraction.tests);
-            (extraction, signals)
+            let file = analysis::SourceTree {
+                language,
+                path: &snapshot.relative_path,
+                text: &snapshot.text,
+                tree,
+                scan,
+            };
+            let (signals, next) = reread::signals(
+                last.as_deref(),
+                splice.as_ref(),
+                file,
+                &surroundings.conftests,
+                &extraction.tests,
+            );
+            (extraction, signals, Some(Arc::new(next)))
         }
-        None => (extract::Extraction::default(), Vec::new()),
+        None => (extract::Extraction::default(), Vec::new(), None),
     };
     Read {
         snapshot,
         tree,
         extraction,
         signals,
+        last: next,
     }
 }
 
@@ -172,6 +187,7 @@ pub fn judge(session: &Session, read: Read, context: &Context) -> Outcome {
         tree,
         extraction,
         signals,
+        last,
     } = read;
     let language = snapshot.language;
     let mut cache = snapshot
@@ -274,6 +290,7 @@ pub fn judge(session: &Session, read: Read, context: &Context) -> Outcome {
             diagnostics,
         }),
         tree,
+        last,
     }
 }
 

@@ -41,6 +41,7 @@ mod initialize;
 mod judging;
 mod position;
 mod published;
+mod reread;
 mod session;
 mod settings;
 mod shares;

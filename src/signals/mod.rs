@@ -23,8 +23,10 @@
 //! - `@hash-receiver`: the object a call is made on, which must hold a hash-ordered collection.
 
 pub mod catalogue;
+pub mod layout;
 mod placement;
 mod query;
+mod rescan;
 mod scan;
 #[cfg(test)]
 mod tests;
@@ -33,6 +35,7 @@ mod values;
 use std::ops::Range;
 
 pub use catalogue::{Catalogue, Kind, catalogue};
+pub use rescan::{Splice, rescan};
 pub use scan::{FileScan, Hit, scan};
 
 /// The catalogue's own spelling of a risk feature of `language` (a risk's id, or its

@@ -172,8 +172,8 @@ pub(super) fn is_known_local(node: Node<'_>, text: &str, facts: &Facts<'_>) -> b
 pub(super) fn string_or_bound(node: Node<'_>, text: &str, facts: &Facts<'_>) -> Option<String> {
     values::string_value(node, text).or_else(|| {
         let name = values::last_name(node, text)?;
-        let bound = facts.bindings.get(name)?;
-        values::string_value(*bound, facts.text)
+        let bound = facts.binding(name)?;
+        values::string_value(bound, facts.text)
     })
 }
 

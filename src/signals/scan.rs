@@ -10,6 +10,7 @@ use std::ops::Range;
 use tree_sitter::{Node, Tree};
 
 use super::catalogue::{Catalogue, Entry, Fact, catalogue};
+use super::layout::{Layout, layout};
 use super::placement::{
     FUNCTION_BODIES, call_name, in_skip_condition, in_text, is_fixed_local_port, is_known_local,
     is_parameter, string_or_bound,
@@ -23,9 +24,9 @@ use crate::language::Language;
 /// hang. Counted, not timed, so that a loaded machine finds what an idle one finds: a time limit
 /// made training give different weights from one run to the next. The most a real file took,
 /// over every source file of fixtrain and fixbench, is 2.6 million steps (a Python file).
-const QUERY_WORK: u64 = 25_000_000;
+pub(super) const QUERY_WORK: u64 = 25_000_000;
 /// Macro bodies parsed again, per file, and how deep macros inside macros are followed.
-const MAX_MACRO_BODIES: usize = 4_000;
+pub(super) const MAX_MACRO_BODIES: usize = 4_000;
 const MAX_MACRO_DEPTH: u8 = 3;
 /// A macro body longer than this is left as tokens (generated tables, embedded data).
 const MAX_MACRO_BYTES: usize = 64 * 1024;
@@ -47,6 +48,29 @@ pub struct Hit {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileScan {
     pub hits: Vec<Hit>,
+    /// What a scan of the file's next version can keep ([`super::rescan`]); `None` where
+    /// matching stopped early.
+    pub(super) kept: Option<Kept>,
+}
+
+/// What a scan found besides its hits: the file's layout, and its facts in the order of the walk.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Kept {
+    pub layout: Layout,
+    pub facts: Vec<FactFound>,
+    /// The names the hits' conditions looked up, and where (see [`Facts::reads`]).
+    pub reads: Vec<(usize, String)>,
+    /// The work the scan took, and the macro bodies it parsed.
+    pub work: u64,
+    pub macro_bodies: usize,
+}
+
+/// A match of the fact queries: its name, and for a binding the value's range and node kind.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct FactFound {
+    pub fact: Fact,
+    pub name: Range<usize>,
+    pub value: Option<(Range<usize>, u16)>,
 }
 
 impl FileScan {
@@ -64,61 +88,120 @@ impl FileScan {
 
 /// Finds every match of the catalogue of `language` in a parsed file.
 pub fn scan(language: Language, source: &str, tree: &Tree) -> FileScan {
-    let catalogue = catalogue(language);
-    let work = &Cell::new(QUERY_WORK);
     let root = tree.root_node();
-    let whole = Part {
-        text: source,
-        root,
-        prefix: 0,
-        start_in_file: 0,
-        first_row_in_file: 0,
-        invocation: None,
-    };
-    // The facts and the signals in one walk of the tree. A signal's conditions read facts from
-    // anywhere in the file (a field declared below the test), so its matches are judged after.
-    let mut facts = Facts {
-        text: source,
-        ..Facts::default()
-    };
-    let fact_captures = FactCaptures {
-        name: catalogue.facts.capture_index_for_name("name"),
-        value: catalogue.facts.capture_index_for_name("value"),
-    };
-    let mut found: Vec<(usize, Vec<Capture<'_>>)> = Vec::new();
-    Query::matches_each(
-        &[&catalogue.facts, &catalogue.query],
-        root,
-        source,
-        work,
-        &mut |query, pattern, captures| {
-            if query == 0 {
-                add_fact(
-                    catalogue,
-                    &fact_captures,
-                    &mut facts,
-                    pattern,
-                    captures,
-                    source,
-                );
-            } else {
-                found.push((pattern, captures.to_vec()));
-            }
-        },
-    );
-    let mut hits = Vec::new();
-    for (pattern, captures) in &found {
-        add_hit(catalogue, &whole, &facts, *pattern, captures, &mut hits);
-    }
-    if language == Language::Rust {
-        let mut budget = MAX_MACRO_BODIES;
-        expand_macros(catalogue, &whole, &facts, work, 0, &mut budget, &mut hits);
-    }
-    hits.sort_by(|a, b| {
-        (a.range.start, a.range.end, a.entry).cmp(&(b.range.start, b.range.end, b.entry))
+    let mut scanned = Scanned::walk(language, source, root, QUERY_WORK, MAX_MACRO_BODIES);
+    let facts = facts_from(&scanned.facts, source, |at, _| scanned.node_of_fact(at));
+    let hits = scanned.hits(language, source, &facts);
+    let kept = scanned.complete().then(|| Kept {
+        layout: layout(language, root),
+        work: QUERY_WORK - scanned.work.get(),
+        macro_bodies: MAX_MACRO_BODIES - scanned.macro_budget,
+        reads: facts.reads.take(),
+        facts: scanned.facts,
     });
-    hits.dedup();
-    FileScan { hits }
+    FileScan { hits, kept }
+}
+
+/// The facts and the raw matches of the signals' patterns found under one node of a tree: the
+/// root, or an edited function.
+pub(super) struct Scanned<'tree> {
+    pub facts: Vec<FactFound>,
+    /// The node of each binding's value in `facts`.
+    fact_nodes: Vec<Option<Node<'tree>>>,
+    /// The signals' matches, judged once the file's facts are known: a signal's conditions read
+    /// facts from anywhere in the file (a field declared below the test).
+    matched: Vec<(usize, Vec<Capture<'tree>>)>,
+    /// The node walked, whose Rust macro bodies are read too.
+    root: Node<'tree>,
+    pub work: Cell<u64>,
+    pub macro_budget: usize,
+}
+
+impl<'tree> Scanned<'tree> {
+    /// Walks `root` and everything below it, the facts and the signals in one walk, within
+    /// `work` steps (and later `macro_bodies` Rust macro bodies).
+    pub fn walk(
+        language: Language,
+        source: &str,
+        root: Node<'tree>,
+        work: u64,
+        macro_bodies: usize,
+    ) -> Scanned<'tree> {
+        let catalogue = catalogue(language);
+        let captures = FactCaptures {
+            name: catalogue.facts.capture_index_for_name("name"),
+            value: catalogue.facts.capture_index_for_name("value"),
+        };
+        let mut scanned = Scanned {
+            facts: Vec::new(),
+            fact_nodes: Vec::new(),
+            matched: Vec::new(),
+            root,
+            work: Cell::new(work),
+            macro_budget: macro_bodies,
+        };
+        let Scanned {
+            facts,
+            fact_nodes,
+            matched,
+            work,
+            ..
+        } = &mut scanned;
+        Query::matches_each(
+            &[&catalogue.facts, &catalogue.query],
+            root,
+            source,
+            work,
+            &mut |query, pattern, found| {
+                if query == 1 {
+                    matched.push((pattern, found.to_vec()));
+                } else if let Some((fact, node)) =
+                    fact_found(catalogue.pattern_fact[pattern], &captures, found)
+                {
+                    facts.push(fact);
+                    fact_nodes.push(node);
+                }
+            },
+        );
+        scanned
+    }
+
+    /// The hits of the walked node whose values meet their entries' conditions under `facts`,
+    /// sorted by position.
+    pub fn hits(&mut self, language: Language, source: &str, facts: &Facts<'_>) -> Vec<Hit> {
+        let catalogue = catalogue(language);
+        let mut hits = Vec::new();
+        let part = Part::whole(source, self.root);
+        for (pattern, captures) in &self.matched {
+            add_hit(catalogue, &part, facts, *pattern, captures, &mut hits);
+        }
+        if language == Language::Rust {
+            expand_macros(
+                catalogue,
+                &part,
+                facts,
+                &self.work,
+                0,
+                &mut self.macro_budget,
+                &mut hits,
+            );
+        }
+        hits.sort_by(|a, b| {
+            (a.range.start, a.range.end, a.entry).cmp(&(b.range.start, b.range.end, b.entry))
+        });
+        hits.dedup();
+        hits
+    }
+
+    /// The node of the value of the `at`-th fact found.
+    pub fn node_of_fact(&self, at: usize) -> Option<Node<'tree>> {
+        self.fact_nodes.get(at).copied().flatten()
+    }
+
+    /// Whether nothing was cut short by the budgets.
+    pub fn complete(&self) -> bool {
+        self.work.get() > 0 && self.macro_budget > 0
+    }
 }
 
 /// A parsed piece of a file: the file itself, or a macro body parsed on its own, whose text is
@@ -135,7 +218,19 @@ struct Part<'a> {
     invocation: Option<(Range<usize>, u32, &'a str)>,
 }
 
-impl Part<'_> {
+impl<'a> Part<'a> {
+    /// The file's own text, walked from `root`.
+    fn whole(text: &'a str, root: Node<'a>) -> Part<'a> {
+        Part {
+            text,
+            root,
+            prefix: 0,
+            start_in_file: 0,
+            first_row_in_file: 0,
+            invocation: None,
+        }
+    }
+
     /// Where a range of this part lies in the file; `None` for the wrapping.
     fn in_file(&self, range: Range<usize>) -> Option<Range<usize>> {
         let start = range.start.checked_sub(self.prefix)? + self.start_in_file;
@@ -161,38 +256,62 @@ struct FactCaptures {
     value: Option<u32>,
 }
 
-/// Records what a match of the fact queries says: a name's value, a mock, a hash collection.
-fn add_fact<'tree>(
-    catalogue: &Catalogue,
+/// What a match of the fact queries says (a name's value, a mock, a hash collection), with the
+/// node of a binding's value.
+fn fact_found<'tree>(
+    fact: Fact,
     indices: &FactCaptures,
-    facts: &mut Facts<'tree>,
-    pattern: usize,
     captures: &[Capture<'tree>],
-    source: &'tree str,
-) {
+) -> Option<(FactFound, Option<Node<'tree>>)> {
     let capture = |index: Option<u32>| {
         captures
             .iter()
             .find(|(capture, _)| Some(*capture) == index)
             .map(|(_, node)| *node)
     };
-    let Some(name) = capture(indices.name) else {
-        return;
+    let name = capture(indices.name)?.byte_range();
+    let value = match fact {
+        Fact::Binding => Some(capture(indices.value)?),
+        Fact::Mock | Fact::HashCollection => None,
     };
-    let name = text_of(name, source);
-    match catalogue.pattern_fact[pattern] {
-        Fact::Binding => {
-            if let Some(value) = capture(indices.value) {
-                facts.bindings.entry(name).or_insert(value);
+    let found = FactFound {
+        fact,
+        name,
+        value: value.map(|node| (node.byte_range(), node.kind_id())),
+    };
+    Some((found, value))
+}
+
+/// The file's facts from what the walk found, in its order: the first value bound to a name
+/// wins. `node_of` gives the node of the `at`-th fact's value.
+pub(super) fn facts_from<'tree>(
+    found: &[FactFound],
+    text: &'tree str,
+    mut node_of: impl FnMut(usize, &FactFound) -> Option<Node<'tree>>,
+) -> Facts<'tree> {
+    let mut facts = Facts {
+        text,
+        ..Facts::default()
+    };
+    for (at, fact) in found.iter().enumerate() {
+        let name = text.get(fact.name.clone()).unwrap_or("");
+        match fact.fact {
+            Fact::Binding => {
+                if !facts.bindings.contains_key(name)
+                    && let Some(node) = node_of(at, fact)
+                {
+                    facts.bindings.insert(name, node);
+                }
+            }
+            Fact::Mock => {
+                facts.mocks.insert(name);
+            }
+            Fact::HashCollection => {
+                facts.hash_collections.insert(name);
             }
         }
-        Fact::Mock => {
-            facts.mocks.insert(name);
-        }
-        Fact::HashCollection => {
-            facts.hash_collections.insert(name);
-        }
     }
+    facts
 }
 
 fn matches(
@@ -220,6 +339,12 @@ fn add_hit(
 ) {
     let entry_index = catalogue.pattern_entry[pattern];
     let entry = &catalogue.entries[entry_index];
+    let at = captures
+        .first()
+        .and_then(|(_, node)| part.in_file(node.byte_range()))
+        .or_else(|| part.invocation.as_ref().map(|(range, _, _)| range.clone()))
+        .map_or(0, |range| range.start);
+    facts.reading_at.set(at);
     let Some(hit) = accepted(catalogue, entry, captures, part, facts) else {
         return;
     };

@@ -3,6 +3,8 @@
 //! A sleep of zero is not a wait, a 30-second timeout is not tight and a port 0 is the cure for
 //! fixed ports; none of that shows in the words of the code, all of it in its values.
 
+use std::cell::{Cell, RefCell};
+
 use rustc_hash::{FxHashMap, FxHashSet};
 use tree_sitter::Node;
 
@@ -20,6 +22,11 @@ pub(crate) struct Facts<'tree> {
     pub hash_collections: FxHashSet<&'tree str>,
     /// The text the bindings' nodes belong to.
     pub text: &'tree str,
+    /// Every name looked up, with where the match that looked it up lies in the file (set in
+    /// `reading_at` before each): an edit that changes a fact no match outside it read leaves
+    /// the rest of the file's hits as they were ([`super::rescan`]).
+    pub reads: RefCell<Vec<(usize, String)>>,
+    pub reading_at: Cell<usize>,
 }
 
 /// The text of a node, or "" if its range is not in `text`.
@@ -58,8 +65,19 @@ pub(crate) fn last_name<'a>(node: Node<'_>, text: &'a str) -> Option<&'a str> {
 impl<'tree> Facts<'tree> {
     /// The value bound to the name `node` stands for, if any.
     fn bound(&self, node: Node<'_>, text: &str) -> Option<Node<'tree>> {
-        let name = last_name(node, text)?;
+        self.binding(last_name(node, text)?)
+    }
+
+    /// The value bound to `name`, if any.
+    pub fn binding(&self, name: &str) -> Option<Node<'tree>> {
+        self.read(name);
         self.bindings.get(name).copied()
+    }
+
+    fn read(&self, name: &str) {
+        self.reads
+            .borrow_mut()
+            .push((self.reading_at.get(), name.to_string()));
     }
 
     /// The name a receiver expression stands for: `client` of `client`, `this.client` or
@@ -71,13 +89,17 @@ impl<'tree> Facts<'tree> {
     /// Whether a receiver is a mock: bound to a mock constructor, annotated as one, or named so.
     pub fn is_mock(&self, node: Node<'_>, text: &str) -> bool {
         Self::receiver_name(node, text).is_some_and(|name| {
+            self.read(name);
             self.mocks.contains(name) || name.to_ascii_lowercase().contains("mock")
         })
     }
 
     /// Whether a receiver holds a hash-ordered collection.
     pub fn is_hash_collection(&self, node: Node<'_>, text: &str) -> bool {
-        Self::receiver_name(node, text).is_some_and(|name| self.hash_collections.contains(name))
+        Self::receiver_name(node, text).is_some_and(|name| {
+            self.read(name);
+            self.hash_collections.contains(name)
+        })
     }
 
     /// A number: a literal, simple arithmetic on numbers, or a name bound to one.

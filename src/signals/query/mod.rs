@@ -158,6 +158,15 @@ impl Query {
         })
     }
 
+    /// Whether some pattern's top node can be of kind `id`.
+    pub fn may_start_at(&self, id: u16) -> bool {
+        !self.any_kind.is_empty()
+            || self
+                .by_kind
+                .get(usize::from(id))
+                .is_some_and(|patterns| !patterns.is_empty())
+    }
+
     pub fn pattern_count(&self) -> usize {
         self.patterns.len()
     }

@@ -1,0 +1,229 @@
+//! What a document's next read keeps from its last one. A keystroke changes one function of a
+//! file: the catalogue is matched again only there ([`signals::rescan`]), and the tests that
+//! neither are nor run that function keep what they run and their signals, so a keystroke in a
+//! long file costs about what the edited function costs.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::analysis::{self, ParsedFile, SourceTree};
+use crate::context::ContextUnit;
+use crate::extract::TestMethod;
+use crate::language::Language;
+use crate::signals::{self, FileScan, Signals, Splice};
+
+/// What the last read of a document found.
+#[derive(Debug)]
+pub struct LastRead {
+    text: String,
+    scan: FileScan,
+    tests: Vec<TestMethod>,
+    /// What each test runs besides its own code.
+    units: Vec<Vec<ContextUnit>>,
+    conftests: Vec<Arc<ParsedFile>>,
+}
+
+/// The catalogue's matches in `text`, and the function an edit since `last` was confined to.
+pub fn scan(
+    last: Option<&LastRead>,
+    language: Language,
+    text: &str,
+    tree: &tree_sitter::Tree,
+) -> (FileScan, Option<Splice>) {
+    match last {
+        Some(last) => signals::rescan(language, &last.scan, &last.text, text, tree),
+        None => (signals::scan(language, text, tree), None),
+    }
+}
+
+/// The signals of each of the file's `tests` and what this read keeps for the next: the signals
+/// of a test the splice cannot have changed are the last read's, the others' are resolved.
+pub fn signals(
+    last: Option<&LastRead>,
+    splice: Option<&Splice>,
+    file: SourceTree<'_>,
+    conftests: &[Arc<ParsedFile>],
+    tests: &[TestMethod],
+) -> (Vec<Signals>, LastRead) {
+    let kept = match (last, splice) {
+        (Some(last), Some(splice)) if splice.in_body && same(&last.conftests, conftests) => {
+            kept_units(last, splice, tests)
+        }
+        _ => vec![None; tests.len()],
+    };
+    let mut resolver = None;
+    let mut units = Vec::with_capacity(tests.len());
+    let mut signals = Vec::with_capacity(tests.len());
+    for (test, kept) in tests.iter().zip(kept) {
+        // Kept units are read anew on the new scan, which has the hits' new lines.
+        let own_units = kept.unwrap_or_else(|| {
+            resolver
+                .get_or_insert_with(|| analysis::resolver(&file, conftests, tests))
+                .context(test)
+        });
+        signals.push(analysis::signals_in_context(
+            &file, conftests, test, &own_units,
+        ));
+        units.push(own_units);
+    }
+    drop(resolver);
+    let next = LastRead {
+        text: file.text.to_string(),
+        scan: file.scan,
+        tests: tests.to_vec(),
+        units,
+        conftests: conftests.to_vec(),
+    };
+    (signals, next)
+}
+
+/// For each test, the units of its twin in the last read moved by the splice, when neither the
+/// test nor what it runs overlaps the edited function.
+fn kept_units(
+    last: &LastRead,
+    splice: &Splice,
+    tests: &[TestMethod],
+) -> Vec<Option<Vec<ContextUnit>>> {
+    let by_id: HashMap<&str, usize> = last
+        .tests
+        .iter()
+        .enumerate()
+        .map(|(at, test)| (test.id.as_str(), at))
+        .collect();
+    tests
+        .iter()
+        .map(|test| {
+            let &at = by_id.get(test.id.as_str())?;
+            let twin = &last.tests[at];
+            if splice.moved(&twin.range).as_ref() != Some(&test.range) || twin.code != test.code {
+                return None;
+            }
+            last.units[at]
+                .iter()
+                .map(|unit| {
+                    let range = match unit.file {
+                        Some(_) => unit.range.clone(),
+                        None => splice.moved(&unit.range)?,
+                    };
+                    Some(ContextUnit {
+                        range,
+                        ..unit.clone()
+                    })
+                })
+                .collect::<Option<Vec<ContextUnit>>>()
+        })
+        .collect()
+}
+
+/// Whether two lists hold the same conftest files (the same reads of them).
+fn same(a: &[Arc<ParsedFile>], b: &[Arc<ParsedFile>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| Arc::ptr_eq(a, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::{extract_tests_from_tree, parse};
+
+    /// Reads `source` after seeded random edits (each an insertion of one of `pieces` or a short
+    /// deletion, anywhere, then its undoing) as the server does, keeping the last read, and
+    /// checks every test's signals against a read of the whole file.
+    fn kept_reads_find_what_whole_reads_find(language: Language, source: &str, pieces: &[&str]) {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            usize::try_from(state % bound as u64).unwrap_or(0)
+        };
+        let mut last: Option<LastRead> = None;
+        let mut kept = 0;
+        let steps = 120;
+        for step in 0..steps {
+            let mut text = source.to_string();
+            if step % 2 == 0 {
+                let mut at = next(source.len());
+                while !source.is_char_boundary(at) {
+                    at -= 1;
+                }
+                if next(3) == 0 {
+                    let mut end = (at + 1 + next(3)).min(text.len());
+                    while !text.is_char_boundary(end) {
+                        end += 1;
+                    }
+                    text.replace_range(at..end, "");
+                } else {
+                    text.insert_str(at, pieces[next(pieces.len())]);
+                }
+            }
+            let tree = parse(language, &text, None).expect("the grammars load");
+            let tests = extract_tests_from_tree(language, "T", &text, &tree).tests;
+            let whole =
+                analysis::signals_of(&SourceTree::new(language, "T", &text, &tree), &[], &tests);
+            let (scan, splice) = scan(last.as_ref(), language, &text, &tree);
+            kept += usize::from(splice.as_ref().is_some_and(|splice| splice.in_body));
+            let file = SourceTree {
+                language,
+                path: "T",
+                text: &text,
+                tree: &tree,
+                scan,
+            };
+            let (signals, next_read) = signals(last.as_ref(), splice.as_ref(), file, &[], &tests);
+            assert_eq!(
+                signals, whole,
+                "{language}, step {step}: {splice:?}\n{text}"
+            );
+            last = Some(next_read);
+        }
+        assert!(
+            kept >= steps / 6,
+            "{language}: only {kept} of {steps} reads kept the last one"
+        );
+    }
+
+    #[test]
+    fn a_read_that_keeps_the_last_finds_what_a_whole_read_finds() {
+        kept_reads_find_what_whole_reads_find(
+            Language::Java,
+            include_str!("../../tests/fixtures/context/java/AccountServiceTest.java"),
+            &[
+                "Thread.sleep(100);",
+                "level1();",
+                "ping(2);",
+                "fetchRates();",
+                "new Socket(\"example.com\", 80);",
+                "x",
+                "\n",
+                "}",
+                "@Test ",
+            ],
+        );
+        kept_reads_find_what_whole_reads_find(
+            Language::Python,
+            include_str!("../../tests/fixtures/context/python/api/test_orders.py"),
+            &[
+                "time.sleep(0.5)",
+                "\n    remote_cases()",
+                "\n    fetch('http://x.example.com')",
+                "requests.get('http://example.com')",
+                "x",
+                "\n",
+                ":",
+                "test_",
+            ],
+        );
+        kept_reads_find_what_whole_reads_find(
+            Language::Rust,
+            include_str!("../../tests/fixtures/context/rust/server_tests.rs"),
+            &[
+                "std::thread::sleep(Duration::from_millis(100));",
+                "start_server();",
+                "x",
+                "\n",
+                "}",
+                "#[test]",
+            ],
+        );
+    }
+}
