@@ -159,6 +159,33 @@ impl<'a> Resolver<'a> {
     }
 }
 
+/// What resolving reads of the code under `node`: the nodes of the kinds its walk of the file
+/// visits (calls, classes, macro bodies), each as the text before its arguments, all of it when
+/// it has none. Two versions of a function with the same list run the same code, so an edit
+/// inside it that leaves the list alone leaves what every test runs as it was.
+pub fn calls_of<'s>(
+    language: Language,
+    node: tree_sitter::Node<'_>,
+    source: &'s str,
+) -> Vec<(u16, &'s str)> {
+    let kinds = match language {
+        Language::Java => java::walked_kinds(node),
+        Language::Python => python::walked_kinds(node),
+        Language::Rust => rust::walked_kinds(node),
+    };
+    let mut found = Vec::new();
+    syntax::preorder(node, kinds, |call| {
+        let end = call
+            .child_by_field_name("arguments")
+            .map_or(call.end_byte(), |arguments| arguments.start_byte());
+        found.push((
+            call.kind_id(),
+            source.get(call.start_byte()..end).unwrap_or(""),
+        ));
+    });
+    found
+}
+
 /// The repository-relative paths where pytest looks for `conftest.py` files that apply to the test
 /// file at `relative_path`, nearest directory first: `a/b/test_x.py` gives `a/b/conftest.py`,
 /// `a/conftest.py` and `conftest.py`. Callers read the ones that exist and pass them, in this

@@ -54,7 +54,7 @@ fn containers(language: Language) -> &'static [&'static str] {
 }
 
 /// Whether `node` is a function or method an edit can be confined to.
-pub(super) fn is_chunk(language: Language, node: Node<'_>) -> bool {
+fn is_chunk(language: Language, node: Node<'_>) -> bool {
     match (language, node.kind()) {
         (Language::Java, "method_declaration" | "constructor_declaration") => true,
         (Language::Python, "function_definition") => true,
@@ -99,6 +99,23 @@ pub fn layout(language: Language, root: Node<'_>) -> Layout {
         }
     }
     layout
+}
+
+/// The chunk that spans exactly `range`.
+pub fn chunk_at<'tree>(
+    language: Language,
+    root: Node<'tree>,
+    range: &Range<usize>,
+) -> Option<Node<'tree>> {
+    let mut node = root.descendant_for_byte_range(range.start, range.end)?;
+    loop {
+        if node.byte_range() == *range && is_chunk(language, node) {
+            return Some(node);
+        }
+        node = node
+            .parent()
+            .filter(|parent| parent.byte_range() == *range)?;
+    }
 }
 
 /// The body of a chunk: an edit that starts inside it leaves the chunk's name, parameters,

@@ -37,6 +37,16 @@ impl Splice {
         }
     }
 
+    /// Where a range of the last version that spans the whole edited function (a test with its
+    /// doc comment, the function itself) lies in the new one; else as [`Splice::moved`].
+    pub fn around(&self, range: &Range<usize>) -> Option<Range<usize>> {
+        if range.start <= self.before.start && self.before.end <= range.end {
+            Some(range.start..range.end - self.before.end + self.after.end)
+        } else {
+            self.moved(range)
+        }
+    }
+
     /// Where a range of the last version lies in the new one; `None` when it overlaps the edited
     /// function, whose insides changed.
     pub fn moved(&self, range: &Range<usize>) -> Option<Range<usize>> {
@@ -117,7 +127,7 @@ fn splice(
     if now.skeleton_errors || !same_layout {
         return None;
     }
-    let node = chunk_node(language, root, &after)?;
+    let node = layout::chunk_at(language, root, &after)?;
 
     let mut scanned = Scanned::walk(language, source, node, QUERY_WORK / 2, MAX_MACRO_BODIES / 2);
     let before_count = kept
@@ -287,23 +297,6 @@ fn node_at<'tree>(root: Node<'tree>, range: &Range<usize>, kind: u16) -> Option<
     let mut node = root.descendant_for_byte_range(range.start, range.end)?;
     loop {
         if node.byte_range() == *range && node.kind_id() == kind {
-            return Some(node);
-        }
-        node = node
-            .parent()
-            .filter(|parent| parent.byte_range() == *range)?;
-    }
-}
-
-/// The chunk that spans exactly `range`.
-fn chunk_node<'tree>(
-    language: Language,
-    root: Node<'tree>,
-    range: &Range<usize>,
-) -> Option<Node<'tree>> {
-    let mut node = root.descendant_for_byte_range(range.start, range.end)?;
-    loop {
-        if node.byte_range() == *range && layout::is_chunk(language, node) {
             return Some(node);
         }
         node = node

@@ -348,7 +348,7 @@ fn index_members<'s>(source: &'s str, body: Node, class: usize, members: &mut Ve
 }
 
 /// The kinds the walk over the whole file stops at.
-fn walked_kinds(root: Node) -> &'static Kinds {
+pub(in crate::context) fn walked_kinds(root: Node) -> &'static Kinds {
     static KINDS: OnceLock<Kinds> = OnceLock::new();
     KINDS.get_or_init(|| {
         let names = [

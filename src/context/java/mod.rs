@@ -4,6 +4,8 @@
 mod annotations;
 mod definitions;
 
+pub(super) use self::definitions::walked_kinds;
+
 use std::ops::Range;
 
 use rustc_hash::FxHashSet as HashSet;

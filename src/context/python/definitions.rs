@@ -380,7 +380,7 @@ fn calls_super(source: &str, call: Node) -> bool {
 }
 
 /// The kinds the walk over the whole file stops at.
-fn walked_kinds(root: Node) -> &'static Kinds {
+pub(in crate::context) fn walked_kinds(root: Node) -> &'static Kinds {
     static KINDS: OnceLock<Kinds> = OnceLock::new();
     KINDS.get_or_init(|| {
         let names = ["class_definition", "decorated_definition", "call"];

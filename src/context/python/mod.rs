@@ -2,6 +2,8 @@
 //! sources and helpers a test runs, from its file and the `conftest.py` files above it.
 
 mod definitions;
+
+pub(super) use self::definitions::walked_kinds;
 mod pytest;
 
 use std::ops::Range;

@@ -353,7 +353,7 @@ fn calls_in_tokens<'s>(source: &'s str, token_tree: Node) -> Vec<(usize, Vec<&'s
 }
 
 /// The kinds the walk over the whole file stops at.
-fn walked_kinds(root: Node) -> &'static Kinds {
+pub(in crate::context) fn walked_kinds(root: Node) -> &'static Kinds {
     static KINDS: OnceLock<Kinds> = OnceLock::new();
     KINDS.get_or_init(|| {
         let names = ["mod_item", "impl_item", "call_expression", "token_tree"];

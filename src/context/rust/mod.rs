@@ -6,6 +6,8 @@
 
 mod definitions;
 
+pub(super) use self::definitions::walked_kinds;
+
 use std::ops::Range;
 
 use self::definitions::RustFile;
