@@ -1,7 +1,7 @@
 //! What a document's next read keeps from its last one. A keystroke changes one function of a
 //! file: the catalogue is matched again only there ([`signals::rescan`]), and the tests that
-//! neither are nor run that function keep what they run and their signals, so a keystroke in a
-//! long file costs about what the edited function costs.
+//! neither are nor run that function (every test, when its calls did not change) keep what they
+//! run, so a keystroke in a long file costs about what the edited function costs.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -38,8 +38,9 @@ pub fn scan(
     }
 }
 
-/// The signals of each of the file's `tests` and what this read keeps for the next: the signals
-/// of a test the splice cannot have changed are the last read's, the others' are resolved.
+/// The signals of each of the file's `tests` and what this read keeps for the next. What a test
+/// runs is the last read's where the splice cannot have changed it, else resolved; every test's
+/// signals are read on the new scan.
 pub fn signals(
     last: Option<&LastRead>,
     splice: Option<&Splice>,
