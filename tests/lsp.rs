@@ -1620,3 +1620,82 @@ async fn a_file_of_many_tests_gets_a_diagnostic_on_each_flagged_test_and_keeps_t
         "{second:#}"
     );
 }
+
+#[tokio::test]
+async fn editing_a_helper_judges_again_the_tests_that_call_it() {
+    let workspace = Workspace::new();
+    std::fs::remove_file(workspace.path(ORDER_TEST)).unwrap();
+    std::fs::remove_file(workspace.path(REFUND_TEST)).unwrap();
+    let mut model = Index::empty(flakesense::workspace::new_index_params());
+    model.set_priors(vec![SignalPrior {
+        language: flakesense::language::Language::Java,
+        bias: -3.0,
+        weights: vec![("fixed-sleep@context".to_string(), 6.0)],
+        share_weights: Vec::new(),
+        typical_shares: Vec::new(),
+        information_probability: 0.5,
+        warning_probability: 0.8,
+        category_evidence: Vec::new(),
+    }]);
+    model
+        .save(&workspace.path("prior.idx"))
+        .expect("the model saves");
+    let settings = json!({"defaultModels": false, "models": ["prior.idx"], "debounceMs": 0});
+    let (mut client, _) = workspace
+        .start_with(settings, json!({}), ClientBehaviour::default())
+        .await;
+    let text = "class HelperTest {\n    @Test\n    void usesHelper() { helper(); }\n    @Test\n    \
+                void alone() { assertEquals(2, 1 + 1); }\n    void helper() { int x = 1; }\n}\n";
+    let uri = workspace.uri("src/test/java/HelperTest.java");
+    client.open(&uri, "java", 1, text).await;
+    assert_eq!(
+        messages(&client.diagnostics(&uri, Some(1)).await),
+        Vec::<String>::new()
+    );
+
+    // Line 5 is the helper's: `    void helper() { int x = 1; }`.
+    let column = |needle: &str| text.lines().nth(5).unwrap().find(needle).unwrap();
+    let statement = (column("int"), column("int") + "int x = 1;".len());
+    let changes = [
+        // A call that was not there: the helper runs another sleep.
+        (2, statement, "Thread.sleep(500);"),
+        // The same calls with another value: what the tests run is kept, the signal read anew.
+        (
+            3,
+            (
+                column("int") + "Thread.sleep(".len(),
+                column("int") + "Thread.sleep(500".len(),
+            ),
+            "5000",
+        ),
+        (
+            4,
+            (column("int"), column("int") + "Thread.sleep(5000);".len()),
+            "int x = 1;",
+        ),
+    ];
+    let mut published = Vec::new();
+    for (version, (start, end), new_text) in changes {
+        client
+            .notify(
+                "textDocument/didChange",
+                json!({
+                    "textDocument": {"uri": uri, "version": version},
+                    "contentChanges": [edit((5, start), (5, end), new_text)],
+                }),
+            )
+            .await;
+        published.push(messages(&client.diagnostics(&uri, Some(version)).await));
+    }
+    assert_eq!(published[0].len(), 1, "{published:?}");
+    assert!(
+        published[0][0].contains("fixed sleep `Thread.sleep(500)` in helper `helper` (line 6)"),
+        "{published:?}"
+    );
+    assert_eq!(published[1].len(), 1, "{published:?}");
+    assert!(
+        published[1][0].contains("`Thread.sleep(5000)` in helper `helper` (line 6)"),
+        "{published:?}"
+    );
+    assert_eq!(published[2], Vec::<String>::new());
+}
