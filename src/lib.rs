@@ -64,6 +64,8 @@ pub mod models;
 pub mod predict;
 pub mod prevalence;
 pub mod prior;
+#[cfg(test)]
+mod random_edits;
 pub mod signals;
 pub mod terminal;
 pub mod workspace;

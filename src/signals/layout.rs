@@ -107,9 +107,19 @@ pub fn chunk_at<'tree>(
     root: Node<'tree>,
     range: &Range<usize>,
 ) -> Option<Node<'tree>> {
+    spanning(root, range, |node| is_chunk(language, node))
+}
+
+/// The node under `root` that spans exactly `range` and is `wanted`: among nodes of the same
+/// extent, the innermost such one.
+pub(super) fn spanning<'tree>(
+    root: Node<'tree>,
+    range: &Range<usize>,
+    wanted: impl Fn(Node<'tree>) -> bool,
+) -> Option<Node<'tree>> {
     let mut node = root.descendant_for_byte_range(range.start, range.end)?;
     loop {
-        if node.byte_range() == *range && is_chunk(language, node) {
+        if node.byte_range() == *range && wanted(node) {
             return Some(node);
         }
         node = node

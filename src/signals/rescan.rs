@@ -7,7 +7,7 @@
 use std::ops::Range;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use tree_sitter::{Node, Tree};
+use tree_sitter::Tree;
 
 use super::catalogue::Fact;
 use super::layout::{self, body_start, catalogue_allows_splicing, layout};
@@ -167,9 +167,9 @@ fn splice(
         let node = if own.contains(&index) {
             scanned.node_of_fact(index - own.start)
         } else {
-            fact.value
-                .as_ref()
-                .and_then(|(range, kind)| node_at(root, range, *kind))
+            fact.value.as_ref().and_then(|(range, kind)| {
+                layout::spanning(root, range, |node| node.kind_id() == *kind)
+            })
         };
         lost |= node.is_none();
         node
@@ -292,35 +292,16 @@ fn differences<'a>(a: &FactTexts<'a>, b: &FactTexts<'a>) -> FxHashSet<&'a str> {
     names
 }
 
-/// The node of a kind that spans exactly `range`.
-fn node_at<'tree>(root: Node<'tree>, range: &Range<usize>, kind: u16) -> Option<Node<'tree>> {
-    let mut node = root.descendant_for_byte_range(range.start, range.end)?;
-    loop {
-        if node.byte_range() == *range && node.kind_id() == kind {
-            return Some(node);
-        }
-        node = node
-            .parent()
-            .filter(|parent| parent.byte_range() == *range)?;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::extract::parse;
+    use crate::random_edits::RandomEdits;
 
-    /// Applies seeded random edits to `source` (each an insertion of one of `pieces` or a short
-    /// deletion, anywhere), each followed by its undoing, and checks that every rescan finds
-    /// what a full scan of the same text finds. Returns how many rescans kept the last scan.
+    /// Applies seeded random edits to `source` (see [`RandomEdits`]) and checks that every
+    /// rescan finds what a full scan of the same text finds, and that a quarter of them kept the
+    /// last scan.
     fn rescans_find_what_full_scans_find(language: Language, source: &str, pieces: &[&str]) {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |bound: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            usize::try_from(state % bound as u64).unwrap_or(0)
-        };
         let scan_of = |text: &str| {
             let tree = parse(language, text, None).expect("the grammars load");
             (scan(language, text, &tree), tree)
@@ -329,26 +310,7 @@ mod tests {
         let mut previous_text = source.to_string();
         let mut spliced = 0;
         let steps = 120;
-        for step in 0..steps {
-            let edited = if step % 2 == 1 {
-                source.to_string()
-            } else {
-                let mut at = next(source.len());
-                while !source.is_char_boundary(at) {
-                    at -= 1;
-                }
-                let mut text = source.to_string();
-                if next(3) == 0 {
-                    let mut end = (at + 1 + next(3)).min(text.len());
-                    while !text.is_char_boundary(end) {
-                        end += 1;
-                    }
-                    text.replace_range(at..end, "");
-                } else {
-                    text.insert_str(at, pieces[next(pieces.len())]);
-                }
-                text
-            };
+        for (step, edited) in RandomEdits::new(source, pieces, 1).take(steps).enumerate() {
             let (full, tree) = scan_of(&edited);
             let (rescanned, splice) = rescan(language, &previous, &previous_text, &edited, &tree);
             assert_eq!(
