@@ -1436,14 +1436,23 @@ vim.cmd("qa!")
 /// A model with no tests and a hand-made prior: a fixed sleep is evidence of flakiness, less so
 /// the more of the project's tests sleep.
 fn sleep_prior_model() -> Index {
-    let mut model = Index::empty(flakesense::workspace::new_index_params());
     let named = |value: f64| vec![("fixed sleep".to_string(), value)];
+    java_prior_model(named(6.0), named(-8.0), named(0.1))
+}
+
+/// A model of no tests whose Java signal prior has these weights, warning from 0.8.
+fn java_prior_model(
+    weights: Vec<(String, f64)>,
+    share_weights: Vec<(String, f64)>,
+    typical_shares: Vec<(String, f64)>,
+) -> Index {
+    let mut model = Index::empty(flakesense::workspace::new_index_params());
     model.set_priors(vec![SignalPrior {
         language: flakesense::language::Language::Java,
         bias: -3.0,
-        weights: named(6.0),
-        share_weights: named(-8.0),
-        typical_shares: named(0.1),
+        weights,
+        share_weights,
+        typical_shares,
         information_probability: 0.5,
         warning_probability: 0.8,
         category_evidence: Vec::new(),
@@ -1626,17 +1635,11 @@ async fn editing_a_helper_judges_again_the_tests_that_call_it() {
     let workspace = Workspace::new();
     std::fs::remove_file(workspace.path(ORDER_TEST)).unwrap();
     std::fs::remove_file(workspace.path(REFUND_TEST)).unwrap();
-    let mut model = Index::empty(flakesense::workspace::new_index_params());
-    model.set_priors(vec![SignalPrior {
-        language: flakesense::language::Language::Java,
-        bias: -3.0,
-        weights: vec![("fixed-sleep@context".to_string(), 6.0)],
-        share_weights: Vec::new(),
-        typical_shares: Vec::new(),
-        information_probability: 0.5,
-        warning_probability: 0.8,
-        category_evidence: Vec::new(),
-    }]);
+    let model = java_prior_model(
+        vec![("fixed-sleep@context".to_string(), 6.0)],
+        Vec::new(),
+        Vec::new(),
+    );
     model
         .save(&workspace.path("prior.idx"))
         .expect("the model saves");
