@@ -151,16 +151,13 @@ async fn relay_service_output(
     let mut decoder = Decoder::default();
     let mut buffer = vec![0u8; 1 << 16];
     loop {
-        while let Ok(Some(frame)) = decoder.next_frame() {
-            let Frame::Message { message, body } = frame else {
-                continue;
-            };
+        while let Ok(Some(body)) = decoder.next_body() {
+            let publication =
+                framing::method_of(&body).as_deref() == Some("textDocument/publishDiagnostics");
             if to_client.send(framing::frame(&body)).is_err() {
                 return;
             }
-            if message.get("method").and_then(Value::as_str)
-                == Some("textDocument/publishDiagnostics")
-            {
+            if publication {
                 publications.count_relayed();
             }
         }
