@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use flakesense::analysis::{SourceTree, signals_of};
 use flakesense::context::{
     ContextUnit, MAX_DEPTH, MAX_UNITS, Resolver, SourceFile, conftest_candidates, resolve,
 };
@@ -306,4 +307,30 @@ fn deeply_nested_code_does_not_break_resolution() {
             "{language}: {described}"
         );
     }
+}
+
+#[test]
+fn what_runs_once_for_the_class_is_no_test_s_risk() {
+    // A sleep in `@BeforeAll`, a static field's server: shared by every test of the class, they
+    // would warn each alike. The same sleep before each test is the test's own wait.
+    let source = "class ClockTest {\n\
+                  \x20 static final Server SERVER = Server.start(8080);\n\
+                  \x20 @BeforeAll static void warmUp() throws Exception { Thread.sleep(500); }\n\
+                  \x20 @BeforeEach void settle() throws Exception { Thread.sleep(200); }\n\
+                  \x20 @Test void ticks() { assertTrue(clock.ticks()); }\n\
+                  }\n";
+    let tree = parse(Language::Java, source, None).expect("the Java grammar loads");
+    let tests = extract_tests_from_tree(Language::Java, "ClockTest.java", source, &tree).tests;
+    let file = SourceTree::new(Language::Java, "ClockTest.java", source, &tree);
+    let signals = signals_of(&file, &[], &tests);
+    let evidence: Vec<String> = signals[0]
+        .risks
+        .iter()
+        .map(|hit| format!("{} {}", hit.text, hit.whereabouts()))
+        .collect();
+    assert_eq!(
+        evidence,
+        ["Thread.sleep(200) in set-up `settle` (line 4)"],
+        "{evidence:#?}"
+    );
 }

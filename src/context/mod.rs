@@ -37,12 +37,14 @@ pub const MAX_UNITS: usize = 32;
 /// Why a test runs a unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ContextKind {
-    /// Runs before the test: JUnit `@Before*`, TestNG `@Before*`, JUnit 3 and unittest `setUp`,
-    /// pytest's `setup_method` and its kin, a Java test class's constructor.
+    /// Runs before the test: JUnit's `@Before` and `@BeforeEach`, TestNG's `@BeforeMethod`,
+    /// JUnit 3 and unittest `setUp`, pytest's `setup_method` and its kin, a Java test class's
+    /// constructor. (Java's once-per-class set-up is left out: see `java::annotations`.)
     SetUp,
     /// Runs after the test: the `@After*` and `tearDown` twins of [`ContextKind::SetUp`].
     TearDown,
-    /// A Java field initialiser or initializer block of the test's class.
+    /// A Java instance field's initialiser or an instance initializer block of the test's class
+    /// (static ones run once for the class and are left out, like `@BeforeAll`).
     Field,
     /// A pytest or rstest fixture the test requests, directly or through other fixtures.
     Fixture,

@@ -303,6 +303,9 @@ fn index_members<'s>(source: &'s str, body: Node, class: usize, members: &mut Ve
                 );
                 members.push(member(MemberKind::Constructor, name, start));
             }
+            // A static field or a static initializer runs once for the class, like
+            // `@BeforeAll`: what it starts is shared by every test (see `annotations`).
+            "field_declaration" if is_static(node) => {}
             "field_declaration" => {
                 let mut cursor = node.walk();
                 let declarators: Vec<Node> = node
@@ -328,13 +331,6 @@ fn index_members<'s>(source: &'s str, body: Node, class: usize, members: &mut Ve
                     start,
                 ));
             }
-            "static_initializer" => {
-                members.push(member(
-                    MemberKind::Field,
-                    Cow::Borrowed("static initializer"),
-                    node.start_byte(),
-                ));
-            }
             "block" => {
                 members.push(member(
                     MemberKind::Field,
@@ -345,6 +341,11 @@ fn index_members<'s>(source: &'s str, body: Node, class: usize, members: &mut Ve
             _ => {}
         }
     }
+}
+
+fn is_static(declaration: Node) -> bool {
+    child_of_kind(declaration, "modifiers")
+        .is_some_and(|modifiers| child_of_kind(modifiers, "static").is_some())
 }
 
 /// The kinds the walk over the whole file stops at.
