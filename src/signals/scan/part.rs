@@ -1,0 +1,206 @@
+//! A parsed piece of a file (the file itself, or a Rust macro body parsed on its own) and how a
+//! match of the catalogue's patterns in it becomes a hit in the file: its values read against
+//! the entry's conditions, its range and line taken back to the file.
+
+use std::cell::Cell;
+use std::ops::Range;
+
+use tree_sitter::Node;
+
+use super::Hit;
+use crate::signals::catalogue::{Catalogue, Entry};
+use crate::signals::placement::{
+    FUNCTION_BODIES, call_name, in_skip_condition, in_text, is_fixed_local_port, is_known_local,
+    is_parameter, string_or_bound,
+};
+use crate::signals::query::Capture;
+use crate::signals::values::{self, Facts, text_of};
+
+/// A parsed piece of a file: the file itself, or a macro body parsed on its own, whose text is
+/// `prefix` bytes of wrapping (one line) followed by the file's bytes from `start_in_file`, which
+/// lie on the file's row `first_row_in_file`.
+pub(super) struct Part<'a> {
+    pub(super) text: &'a str,
+    pub(super) root: Node<'a>,
+    pub(super) prefix: usize,
+    pub(super) start_in_file: usize,
+    pub(super) first_row_in_file: usize,
+    /// For a macro body: the whole invocation in the file, with its line and text, which a match
+    /// that covers the wrapping (`assert(...)` standing for `assert!(...)`) reports instead.
+    pub(super) invocation: Option<(Range<usize>, u32, &'a str)>,
+}
+
+impl<'a> Part<'a> {
+    /// The file's own text, walked from `root`.
+    pub(super) fn whole(text: &'a str, root: Node<'a>) -> Part<'a> {
+        Part {
+            text,
+            root,
+            prefix: 0,
+            start_in_file: 0,
+            first_row_in_file: 0,
+            invocation: None,
+        }
+    }
+
+    /// Where a range of this part lies in the file; `None` for the wrapping.
+    pub(super) fn in_file(&self, range: Range<usize>) -> Option<Range<usize>> {
+        let start = range.start.checked_sub(self.prefix)? + self.start_in_file;
+        let end = range.end.checked_sub(self.prefix)? + self.start_in_file;
+        Some(start..end)
+    }
+
+    /// The file's line, from 1, of a node of this part.
+    pub(super) fn line(&self, node: Node<'_>) -> u32 {
+        let row = node.start_position().row;
+        let row = if self.prefix == 0 {
+            row
+        } else {
+            self.first_row_in_file + row.saturating_sub(1)
+        };
+        u32::try_from(row + 1).unwrap_or(u32::MAX)
+    }
+}
+
+/// Records the hits of the catalogue's signals in a part.
+pub(super) fn matches(
+    catalogue: &Catalogue,
+    part: &Part<'_>,
+    facts: &Facts<'_>,
+    work: &Cell<u64>,
+    hits: &mut Vec<Hit>,
+) {
+    catalogue
+        .query
+        .matches(part.root, part.text, work, &mut |pattern, captures| {
+            add_hit(catalogue, part, facts, pattern, captures, hits);
+        });
+}
+
+/// Records a match of the signals' patterns whose values meet its entry's conditions.
+pub(super) fn add_hit(
+    catalogue: &Catalogue,
+    part: &Part<'_>,
+    facts: &Facts<'_>,
+    pattern: usize,
+    captures: &[Capture<'_>],
+    hits: &mut Vec<Hit>,
+) {
+    let entry_index = catalogue.pattern_entry[pattern];
+    let entry = &catalogue.entries[entry_index];
+    let at = captures
+        .first()
+        .and_then(|(_, node)| part.in_file(node.byte_range()))
+        .or_else(|| part.invocation.as_ref().map(|(range, _, _)| range.clone()))
+        .map_or(0, |range| range.start);
+    facts.reading_at.set(at);
+    let Some(hit) = accepted(catalogue, entry, captures, part, facts) else {
+        return;
+    };
+    match (part.in_file(hit.byte_range()), &part.invocation) {
+        (Some(range), _) => hits.push(Hit {
+            entry: entry_index,
+            range,
+            line: part.line(hit),
+            text: shown(text_of(hit, part.text)),
+        }),
+        (None, Some((range, line, text))) => hits.push(Hit {
+            entry: entry_index,
+            range: range.clone(),
+            line: *line,
+            text: shown(text),
+        }),
+        (None, None) => {}
+    }
+}
+
+/// The reported node of a match whose values meet its entry's conditions.
+fn accepted<'tree>(
+    catalogue: &Catalogue,
+    entry: &Entry,
+    captures: &[Capture<'tree>],
+    part: &Part<'_>,
+    facts: &Facts<'_>,
+) -> Option<Node<'tree>> {
+    let names = catalogue.query.capture_names();
+    let text = part.text;
+    let mut hit = None;
+    let mut unit_override = None;
+    for &(index, node) in captures {
+        if names[index as usize] == "unit" {
+            unit_override = Some(values::unit_ms(text_of(node, text))?);
+        }
+    }
+    for &(index, node) in captures {
+        match names[index as usize].as_str() {
+            "hit" => hit = Some(node),
+            name @ ("duration" | "duration.ms" | "duration.s") => {
+                let own_unit = match name {
+                    "duration.ms" => Some(1.0),
+                    "duration.s" => Some(1000.0),
+                    _ => entry.unit.as_deref().and_then(values::default_unit_ms),
+                };
+                let default_ms = unit_override.or(own_unit).unwrap_or(1.0);
+                let duration = facts.duration_ms(node, text, default_ms);
+                if let (Some(min), Some(duration)) = (entry.min_ms, duration)
+                    && duration < min
+                {
+                    return None;
+                }
+                if let Some(max) = entry.max_ms
+                    && duration.is_none_or(|duration| duration > max)
+                {
+                    return None;
+                }
+            }
+            "port" if !is_fixed_local_port(node, text, facts) => return None,
+            "address" => {
+                let value = string_or_bound(node, text, facts)?;
+                let (host, _) = values::host_of(&value)?;
+                if values::is_local(host) || values::is_placeholder(host) {
+                    return None;
+                }
+            }
+            "target" if is_known_local(node, text, facts) => return None,
+            "receiver" if facts.is_mock(node, text) => return None,
+            "owner" if is_parameter(node, text) => return None,
+            "hash-receiver" if !facts.is_hash_collection(node, text) => return None,
+            _ => {}
+        }
+    }
+    let hit = hit?;
+    if entry.not_in_text && in_text(hit, text) {
+        return None;
+    }
+    if entry.not_in_skip_condition && in_skip_condition(hit, text) {
+        return None;
+    }
+    let mut ancestor = hit.parent();
+    while let Some(node) = ancestor {
+        // A lambda's body runs when it is called, not as the surrounding call's argument:
+        // `assertThrows(E.class, () -> new Socket("10.1.1.1", 80))` connects.
+        if FUNCTION_BODIES.contains(&node.kind()) {
+            break;
+        }
+        if entry.not_inside.iter().any(|kind| kind == node.kind()) {
+            return None;
+        }
+        if let Some(regex) = &entry.not_inside_call_regex
+            && call_name(node, text).is_some_and(|name| regex.is_match(name))
+        {
+            return None;
+        }
+        ancestor = node.parent();
+    }
+    Some(hit)
+}
+
+/// The matched code as a user reads it: the first line, at most 60 characters.
+fn shown(code: &str) -> String {
+    let line = code.lines().next().unwrap_or("").trim();
+    let mut shown: String = line.chars().take(60).collect();
+    if shown.len() < line.len() || code.trim().lines().nth(1).is_some() {
+        shown.push_str("...");
+    }
+    shown
+}
