@@ -334,3 +334,36 @@ fn what_runs_once_for_the_class_is_no_test_s_risk() {
         "{evidence:#?}"
     );
 }
+
+#[test]
+fn what_pytest_sets_up_once_for_many_tests_is_no_test_s_risk() {
+    // A module-scoped fixture that waits for a server, a `setUpClass` that sleeps: shared by every
+    // test, they would warn each alike. A fixture set up for each test is the test's own wait.
+    let source = "import time\nimport pytest\n\n\
+                  @pytest.fixture(scope=\"module\", autouse=True)\n\
+                  def server():\n    time.sleep(2)\n\n\
+                  @pytest.fixture\n\
+                  def settled():\n    time.sleep(0.5)\n\n\
+                  def test_ticks(settled):\n    assert clock.ticks()\n\n\
+                  class TestClock(unittest.TestCase):\n\
+                  \x20   @classmethod\n\
+                  \x20   def setUpClass(cls):\n        time.sleep(3)\n\n\
+                  \x20   def test_tocks(self):\n        assert clock.tocks()\n";
+    let tree = parse(Language::Python, source, None).expect("the Python grammar loads");
+    let tests = extract_tests_from_tree(Language::Python, "test_clock.py", source, &tree).tests;
+    let file = SourceTree::new(Language::Python, "test_clock.py", source, &tree);
+    let signals = signals_of(&file, &[], &tests);
+    let evidence = |at: usize| -> Vec<String> {
+        signals[at]
+            .risks
+            .iter()
+            .map(|hit| format!("{} {}", hit.text, hit.whereabouts()))
+            .collect()
+    };
+    assert_eq!(tests.len(), 2, "{tests:#?}");
+    assert_eq!(
+        evidence(0),
+        ["time.sleep(0.5) in fixture `settled` (line 10)"]
+    );
+    assert!(evidence(1).is_empty(), "{:#?}", evidence(1));
+}

@@ -17,32 +17,23 @@ use super::syntax::contains;
 use super::{ContextKind, ContextUnit, SourceFile};
 use crate::extract::TestMethod;
 
-/// Module-level functions that run around every test of the module (pytest and unittest).
-const MODULE_SET_UP: [(&str, ContextKind); 4] = [
-    ("setup_module", ContextKind::SetUp),
-    ("setUpModule", ContextKind::SetUp),
-    ("teardown_module", ContextKind::TearDown),
-    ("tearDownModule", ContextKind::TearDown),
-];
-
 /// Module-level functions that run around every test function, not methods (pytest).
 const FUNCTION_SET_UP: [(&str, ContextKind); 2] = [
     ("setup_function", ContextKind::SetUp),
     ("teardown_function", ContextKind::TearDown),
 ];
 
-/// Methods that run around every test of their class (unittest, pytest's xunit style).
-const CLASS_SET_UP: [(&str, ContextKind); 10] = [
+/// Methods that run around every test of their class (unittest, pytest's xunit style). What runs
+/// once for a class or a module (`setUpClass`, `setup_module`, and fixtures whose scope is wider
+/// than a function) is not part of any one test's context: it is shared by many tests, and a
+/// risk there would warn them all alike.
+const CLASS_SET_UP: [(&str, ContextKind); 6] = [
     ("setUp", ContextKind::SetUp),
-    ("setUpClass", ContextKind::SetUp),
     ("asyncSetUp", ContextKind::SetUp),
     ("setup_method", ContextKind::SetUp),
-    ("setup_class", ContextKind::SetUp),
     ("tearDown", ContextKind::TearDown),
-    ("tearDownClass", ContextKind::TearDown),
     ("asyncTearDown", ContextKind::TearDown),
     ("teardown_method", ContextKind::TearDown),
-    ("teardown_class", ContextKind::TearDown),
 ];
 
 /// Which file (0 for the test's file, `i + 1` for the i-th `conftest.py`) and which item in it.
@@ -122,7 +113,7 @@ impl<'a, 's> TestScope<'a, 's> {
             Some(_) => &[],
             None => &FUNCTION_SET_UP,
         };
-        for &(name, kind) in MODULE_SET_UP.iter().chain(function_set_up) {
+        for &(name, kind) in function_set_up {
             roots.extend(own.module_functions.get(name).map(|&index| Step {
                 key: (0, Item::Function(index)),
                 kind,
@@ -141,7 +132,7 @@ impl<'a, 's> TestScope<'a, 's> {
             let file = &self.files[level.file];
             for &index in &file.autouse {
                 if file.functions[index].class == level.class {
-                    roots.push(self.fixture_step(position, index));
+                    roots.extend(self.fixture_step(position, index));
                 }
             }
         }
@@ -187,14 +178,20 @@ impl<'a, 's> TestScope<'a, 's> {
     /// The fixture `name` requested from `levels[from..]`.
     fn requested(&self, name: &str, from: usize) -> Option<Step<Key>> {
         let (position, function) = pytest::find_fixture(self.files, &self.levels, name, from)?;
-        Some(self.fixture_step(position, function))
+        self.fixture_step(position, function)
     }
 
-    fn fixture_step(&self, position: usize, function: usize) -> Step<Key> {
-        Step {
-            key: (self.levels[position].file, Item::Function(function)),
+    /// The step into a fixture, `None` for one set up once for many tests.
+    fn fixture_step(&self, position: usize, function: usize) -> Option<Step<Key>> {
+        let file = self.levels[position].file;
+        let shared = self.files[file].functions[function]
+            .fixture
+            .as_ref()
+            .is_some_and(|fixture| fixture.shared);
+        (!shared).then_some(Step {
+            key: (file, Item::Function(function)),
             kind: ContextKind::Fixture,
-        }
+        })
     }
 
     /// Appends a helper step for each function or method of `file` that a call in `range` runs.

@@ -13,6 +13,9 @@ pub(super) struct Fixture<'s> {
     /// The name tests request it by: `name=` when given, else the function's.
     pub name: &'s str,
     pub autouse: bool,
+    /// Set up once for many tests (`scope=` session, package, module or class): not part of
+    /// any one test's context.
+    pub shared: bool,
     /// The names used in `params=`, which may be module-level values of the file.
     pub params: Vec<&'s str>,
 }
@@ -55,6 +58,12 @@ pub(super) fn read_decorators<'s>(
                 };
                 match key {
                     "autouse" => declared.autouse = text(source, value) == "True",
+                    "scope" if value.kind() == "string" => {
+                        declared.shared = matches!(
+                            unquote(text(source, value)),
+                            "session" | "package" | "module" | "class"
+                        )
+                    }
                     "name" if value.kind() == "string" => {
                         declared.name = unquote(text(source, value))
                     }
