@@ -39,14 +39,16 @@ pub const MAX_UNITS: usize = 32;
 pub enum ContextKind {
     /// Runs before the test: JUnit's `@Before` and `@BeforeEach`, TestNG's `@BeforeMethod`,
     /// JUnit 3 and unittest `setUp`, pytest's `setup_method` and its kin, a Java test class's
-    /// constructor. (Java's once-per-class set-up is left out: see `java::annotations`.)
+    /// constructor. What runs once for many tests is left out (Java's `@BeforeAll`, unittest's
+    /// `setUpClass`): see `java::annotations` and `python`.
     SetUp,
     /// Runs after the test: the `@After*` and `tearDown` twins of [`ContextKind::SetUp`].
     TearDown,
     /// A Java instance field's initialiser or an instance initializer block of the test's class
     /// (static ones run once for the class and are left out, like `@BeforeAll`).
     Field,
-    /// A pytest or rstest fixture the test requests, directly or through other fixtures.
+    /// A pytest or rstest fixture the test requests, directly or through other fixtures; not a
+    /// pytest fixture whose scope is wider than a function, set up once for many tests.
     Fixture,
     /// Where the test's parameters come from: a `@MethodSource` factory, a TestNG
     /// `@DataProvider`, the value a `@pytest.mark.parametrize` names.
