@@ -142,22 +142,15 @@ pub fn body_start(node: Node<'_>) -> Option<usize> {
 /// container: then a match is inside one chunk or inside the skeleton, never across them, and
 /// keeping what was found outside an edited chunk is sound.
 pub fn catalogue_allows_splicing(language: Language) -> bool {
-    static ALLOWED: OnceLock<[bool; 3]> = OnceLock::new();
-    let allowed = ALLOWED.get_or_init(|| {
-        Language::ALL.map(|language| {
-            let catalogue = catalogue(language);
-            let grammar = language.grammar();
-            containers(language).iter().all(|kind| {
-                let id = grammar.id_for_node_kind(kind, true);
-                !catalogue.query.may_start_at(id) && !catalogue.facts.may_start_at(id)
-            })
+    static ALLOWED: [OnceLock<bool>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    *ALLOWED[language as usize].get_or_init(|| {
+        let catalogue = catalogue(language);
+        let grammar = language.grammar();
+        containers(language).iter().all(|kind| {
+            let id = grammar.id_for_node_kind(kind, true);
+            !catalogue.query.may_start_at(id) && !catalogue.facts.may_start_at(id)
         })
-    });
-    let at = Language::ALL
-        .iter()
-        .position(|known| *known == language)
-        .unwrap_or(0);
-    allowed[at]
+    })
 }
 
 #[cfg(test)]

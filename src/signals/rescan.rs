@@ -11,7 +11,7 @@ use tree_sitter::Tree;
 
 use super::catalogue::Fact;
 use super::layout::{self, body_start, catalogue_allows_splicing, layout};
-use super::scan::{FactFound, FileScan, Kept, Scanned, facts_from, scan};
+use super::scan::{FactFound, FileScan, Kept, Scanned, facts_from, in_file_order, scan};
 use super::scan::{MAX_MACRO_BODIES, QUERY_WORK};
 use crate::language::Language;
 
@@ -205,10 +205,7 @@ fn splice(
         hits.push(hit);
     }
     hits.extend(found);
-    hits.sort_by(|a, b| {
-        (a.range.start, a.range.end, a.entry).cmp(&(b.range.start, b.range.end, b.entry))
-    });
-    hits.dedup();
+    in_file_order(&mut hits);
     let kept = Kept {
         layout: now,
         facts,

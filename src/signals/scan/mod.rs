@@ -99,6 +99,15 @@ pub fn scan(language: Language, source: &str, tree: &Tree) -> FileScan {
     FileScan { hits, kept }
 }
 
+/// Sorts hits by position (then entry) and drops repeats: the order of a [`FileScan`], which a
+/// rescan must give as a whole scan does.
+pub(super) fn in_file_order(hits: &mut Vec<Hit>) {
+    hits.sort_by(|a, b| {
+        (a.range.start, a.range.end, a.entry).cmp(&(b.range.start, b.range.end, b.entry))
+    });
+    hits.dedup();
+}
+
 /// The facts and the raw matches of the signals' patterns found under one node of a tree: the
 /// root, or an edited function.
 pub(super) struct Scanned<'tree> {
@@ -183,10 +192,7 @@ impl<'tree> Scanned<'tree> {
                 &mut hits,
             );
         }
-        hits.sort_by(|a, b| {
-            (a.range.start, a.range.end, a.entry).cmp(&(b.range.start, b.range.end, b.entry))
-        });
-        hits.dedup();
+        in_file_order(&mut hits);
         hits
     }
 
