@@ -25,7 +25,7 @@ use crate::language::Language;
 use budget::{Budget, Limits, Spent};
 
 pub use budget::count_parser_memory;
-use walk::{Found, Stop};
+use walk::Stop;
 
 /// One test method or function found in a source file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -223,29 +223,16 @@ fn find_tests(
             ..Extraction::default()
         };
     }
-    let (found, comment_kinds): (Result<Found, Stop>, &[&str]) = match language {
-        Language::Java => (
-            java::walk(root, source, limits.max_nesting),
-            &java::COMMENTS,
-        ),
-        Language::Python => (
-            python::walk(root, source, &discovery.pytest, limits.max_nesting),
-            &python::COMMENTS,
-        ),
-        Language::Rust => (
-            rust::walk(root, source, limits.max_nesting, budget),
-            &rust::COMMENTS,
-        ),
+    let found = match language {
+        Language::Java => java::walk(root, source, limits.max_nesting),
+        Language::Python => python::walk(root, source, &discovery.pytest, limits.max_nesting),
+        Language::Rust => rust::walk(root, source, limits.max_nesting, budget),
     };
     let mut found = match found {
         Ok(found) => found,
         Err(stop) => return incomplete(stop, has_syntax_errors, limits),
     };
-    let markers: &[&str] = match language {
-        Language::Python => &["#"],
-        Language::Java | Language::Rust => &["//", "/*"],
-    };
-    let comments = walk::comments(root, source, comment_kinds, markers);
+    let comments = walk::comments(root, source, language);
     found.attached.sort_by_key(|range| range.start);
     found.attached.dedup();
     found

@@ -14,6 +14,7 @@ use std::ops::Range;
 use tree_sitter::{Node, TreeCursor};
 
 use super::budget::Spent;
+use crate::language::Language;
 
 /// A test a walk found, before its range is widened over attached attributes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,16 +173,21 @@ impl<'tree> Iterator for Leaves<'tree> {
     }
 }
 
-/// The ranges of the comments of a file (nodes of the given kinds), in source order, found
+/// A language's comment node kinds, and the text each comment starts with.
+fn comment_syntax(language: Language) -> (&'static [&'static str], &'static [&'static str]) {
+    match language {
+        Language::Java => (&super::java::COMMENTS, &["//", "/*"]),
+        Language::Python => (&super::python::COMMENTS, &["#"]),
+        Language::Rust => (&super::rust::COMMENTS, &["//", "/*"]),
+    }
+}
+
+/// The ranges of the comments of a file (nodes of the language's comment kinds), in source order, found
 /// where the text holds one of `markers` (`//`, `/*`, `#`) rather than by visiting every node:
 /// on a keystroke in a long file that walk was most of finding its tests. A marker inside a
 /// token that is no comment (a URL in a string) rules out the rest of that token at once.
-pub(super) fn comments(
-    root: Node<'_>,
-    source: &str,
-    kinds: &[&str],
-    markers: &[&str],
-) -> Vec<Range<usize>> {
+pub(super) fn comments(root: Node<'_>, source: &str, language: Language) -> Vec<Range<usize>> {
+    let (kinds, markers) = comment_syntax(language);
     let bytes = source.as_bytes();
     let firsts: Vec<u8> = markers
         .iter()
@@ -294,15 +300,10 @@ mod tests {
             ),
         ];
         for (language, source) in cases {
-            let (kinds, markers): (&[&str], &[&str]) = match language {
-                Language::Python => (&["comment"], &["#"]),
-                Language::Java | Language::Rust => {
-                    (&["line_comment", "block_comment"], &["//", "/*"])
-                }
-            };
+            let (kinds, _) = comment_syntax(language);
             let tree = tree(language, source);
             assert_eq!(
-                comments(tree.root_node(), source, kinds, markers),
+                comments(tree.root_node(), source, language),
                 comments_by_walking(tree.root_node(), kinds),
                 "{language}: {source}"
             );
@@ -337,12 +338,7 @@ mod tests {
     fn comments_are_found_at_every_depth_without_entering_them() {
         let source = "// a\nfn f() { if x { /* b */ } }\n/// c\nfn g() {}\n";
         let tree = tree(Language::Rust, source);
-        let comments = comments(
-            tree.root_node(),
-            source,
-            &["line_comment", "block_comment"],
-            &["//", "/*"],
-        );
+        let comments = comments(tree.root_node(), source, Language::Rust);
         let texts: Vec<&str> = comments
             .iter()
             .map(|range| &source[range.clone()])
