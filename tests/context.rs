@@ -367,3 +367,33 @@ fn what_pytest_sets_up_once_for_many_tests_is_no_test_s_risk() {
     );
     assert!(evidence(1).is_empty(), "{:#?}", evidence(1));
 }
+
+#[test]
+fn a_tolerance_is_a_risk_where_what_the_test_runs_draws_at_random() {
+    // The fixture draws the samples, seeded, and the test compares their mean with a tolerance:
+    // the comparison is the evidence, in the test; the draw only makes it one and is never
+    // shown (a seed repeats a run on one machine, not across devices and versions). The same
+    // tolerance on computed values is no risk.
+    let source = "import numpy as np\nimport pytest\n\n\
+                  @pytest.fixture\n\
+                  def samples():\n    rng = np.random.default_rng(7)\n    return rng.normal(loc=1.0, size=1000)\n\n\
+                  def test_mean(samples):\n    assert samples.mean() == pytest.approx(1.0, abs=0.05)\n\n\
+                  def test_area():\n    assert area(1.0) == pytest.approx(3.14159)\n";
+    let tree = parse(Language::Python, source, None).expect("the Python grammar loads");
+    let tests = extract_tests_from_tree(Language::Python, "test_stats.py", source, &tree).tests;
+    let file = SourceTree::new(Language::Python, "test_stats.py", source, &tree);
+    let signals = signals_of(&file, &[], &tests);
+    let evidence = |at: usize| -> Vec<String> {
+        signals[at]
+            .risks
+            .iter()
+            .map(|hit| hit.evidence())
+            .collect()
+    };
+    assert_eq!(tests.len(), 2, "{tests:#?}");
+    assert_eq!(
+        evidence(0),
+        ["tolerance on sampled values `pytest.approx(1.0, abs=0.05)` (line 10)"]
+    );
+    assert!(evidence(1).is_empty(), "{:#?}", evidence(1));
+}

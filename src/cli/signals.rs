@@ -19,7 +19,8 @@ pub struct SignalsArgs {
     /// Show only the signals of this language
     #[arg(long, value_parser = parse_language)]
     language: Option<Language>,
-    /// Also list the mitigations: patterns that count against flakiness and are never shown
+    /// Also list the mitigations (patterns that count against flakiness) and the conditions
+    /// (what some signals need to count); neither is ever shown as evidence
     #[arg(long)]
     mitigations: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -48,6 +49,8 @@ struct SignalView<'a> {
     fix: &'a str,
     /// Mitigations whose presence makes the signal no risk.
     unless: &'a [String],
+    /// Conditions the signal needs to count.
+    requires: &'a [String],
     example: Option<&'a str>,
 }
 
@@ -58,22 +61,27 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
             continue;
         }
         for entry in &catalogue(language).entries {
-            let mitigation = entry.kind() == Kind::Mitigation;
+            let kind = entry.kind();
             if args.id.as_deref().is_some_and(|id| id != entry.id)
-                || (mitigation && !args.mitigations && args.id.is_none())
+                || (kind != Kind::Risk && !args.mitigations && args.id.is_none())
             {
                 continue;
             }
             views.push(SignalView {
                 id: &entry.id,
                 language,
-                kind: if mitigation { "mitigation" } else { "signal" },
+                kind: match kind {
+                    Kind::Risk => "signal",
+                    Kind::Mitigation => "mitigation",
+                    Kind::Condition => "condition",
+                },
                 category: entry.category,
                 message: &entry.message,
                 what: &entry.what,
                 why: &entry.why,
                 fix: &entry.fix,
                 unless: &entry.unless,
+                requires: &entry.requires,
                 example: entry.matches.first().map(String::as_str),
             });
         }
@@ -92,11 +100,11 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
         }
         Format::Text => {
             for view in &views {
-                let category = view
-                    .category
-                    .map_or("counts against flakiness".to_string(), |category| {
-                        category.name().to_string()
-                    });
+                let category = match view.category {
+                    Some(category) => category.name(),
+                    None if view.kind == "condition" => "a condition of other signals",
+                    None => "counts against flakiness",
+                };
                 writeln!(
                     out,
                     "{} {} ({category}): {}",
@@ -111,6 +119,13 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
                             out,
                             "\n  Not counted in a test that also has: {}",
                             view.unless.join(", ")
+                        )?;
+                    }
+                    if !view.requires.is_empty() {
+                        writeln!(
+                            out,
+                            "\n  Counted only in a test that also has: {}",
+                            view.requires.join(", ")
                         )?;
                     }
                     if let Some(example) = view.example {

@@ -19,6 +19,9 @@ pub enum Kind {
     /// A mitigation (mocks, a frozen clock, a seeded generator): the prior reads it, users never
     /// see it as evidence.
     Mitigation,
+    /// A condition (random draws): neither evidence nor a feature, only what a risk that
+    /// `requires` it needs to count.
+    Condition,
 }
 
 /// One signal of the catalogue, as written in its TOML file.
@@ -79,6 +82,10 @@ pub struct Entry {
     /// repeats.
     #[serde(default)]
     pub unless: Vec<String>,
+    /// Conditions of the same language the test or what it runs must have for this entry to
+    /// count: a tolerance is a risk where the values compared were drawn at random.
+    #[serde(default)]
+    pub requires: Vec<String>,
     /// Code that must match, each a whole test (Java: a method, wrapped in a class for parsing).
     #[serde(default)]
     pub matches: Vec<String>,
@@ -126,6 +133,8 @@ struct File {
     signal: Vec<Entry>,
     #[serde(default)]
     mitigation: Vec<Entry>,
+    #[serde(default)]
+    condition: Vec<Entry>,
 }
 
 fn category<'de, D: serde::Deserializer<'de>>(
@@ -137,7 +146,8 @@ fn category<'de, D: serde::Deserializer<'de>>(
         .ok_or_else(|| serde::de::Error::custom(format!("unknown category {name:?}")))
 }
 
-/// A language's catalogue, compiled: its entries (risks first, in file order, then mitigations)
+/// A language's catalogue, compiled: its entries (risks first, in file order, then mitigations,
+/// then conditions)
 /// and one query holding every pattern, so a file is walked once.
 #[derive(Debug)]
 pub struct Catalogue {
@@ -182,6 +192,7 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
     for (kind, list) in [
         (Kind::Risk, file.signal),
         (Kind::Mitigation, file.mitigation),
+        (Kind::Condition, file.condition),
     ] {
         for mut entry in list {
             entry.kind = Some(kind);
@@ -208,13 +219,13 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
         }
     }
     for entry in &entries {
-        for mitigation in &entry.unless {
-            let known = entries
-                .iter()
-                .any(|other| other.id == *mitigation && other.kind() == Kind::Mitigation);
-            if !known {
+        let named = entry.unless.iter().map(|id| ("unless", id, Kind::Mitigation));
+        let required = entry.requires.iter().map(|id| ("requires", id, Kind::Condition));
+        for (field, id, kind) in named.chain(required) {
+            if !entries.iter().any(|other| other.id == *id && other.kind() == kind) {
+                let kind = format!("{kind:?}").to_lowercase();
                 return Err(format!(
-                    "{where_}: {}: `unless` names {mitigation:?}, which is not a mitigation",
+                    "{where_}: {}: `{field}` names {id:?}, which is not a {kind}",
                     entry.id
                 ));
             }
@@ -314,6 +325,12 @@ impl Catalogue {
         self.entries
             .iter()
             .filter(|entry| entry.kind() == Kind::Mitigation)
+    }
+
+    pub fn conditions(&self) -> impl Iterator<Item = &Entry> {
+        self.entries
+            .iter()
+            .filter(|entry| entry.kind() == Kind::Condition)
     }
 
     pub fn entry(&self, id: &str) -> Option<&Entry> {

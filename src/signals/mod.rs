@@ -156,6 +156,8 @@ pub struct Signals {
     pub risks: Vec<SignalHit>,
     /// Ids of the mitigations found.
     pub mitigations: Vec<&'static str>,
+    /// Ids of the conditions found: neither features nor evidence.
+    pub conditions: Vec<&'static str>,
     /// The [`SIZE_FEATURES`] the test's own code reaches.
     pub size: Vec<&'static str>,
 }
@@ -211,22 +213,27 @@ pub fn detect_regions(language: Language, regions: &[Region<'_>]) -> Signals {
             hits.map(move |hit| (region, &catalogue.entries[hit.entry], hit))
         })
     };
-    // Mitigations first, from every region: one anywhere in what the test runs cancels the
-    // risks that name it in `unless`.
+    // Mitigations and conditions first, from every region: a mitigation anywhere in what the
+    // test runs cancels the risks that name it in `unless`; a risk counts only where every
+    // condition it `requires` is somewhere.
     for (_, entry, _) in hits() {
-        if entry.kind() == Kind::Mitigation && !signals.mitigations.contains(&entry.id.as_str()) {
-            signals.mitigations.push(&entry.id);
+        let found = match entry.kind() {
+            Kind::Risk => continue,
+            Kind::Mitigation => &mut signals.mitigations,
+            Kind::Condition => &mut signals.conditions,
+        };
+        if !found.contains(&entry.id.as_str()) {
+            found.push(&entry.id);
         }
     }
     for (region, entry, hit) in hits() {
         let Some(category) = entry.category.filter(|_| entry.kind() == Kind::Risk) else {
             continue;
         };
-        let mitigated = entry
-            .unless
-            .iter()
-            .any(|mitigation| signals.mitigations.contains(&mitigation.as_str()));
-        if mitigated || signals.risks.iter().any(|found| found.id == entry.id) {
+        let has = |ids: &[&str], id: &String| ids.contains(&id.as_str());
+        let mitigated = entry.unless.iter().any(|id| has(&signals.mitigations, id));
+        let unmet = !entry.requires.iter().all(|id| has(&signals.conditions, id));
+        if mitigated || unmet || signals.risks.iter().any(|found| found.id == entry.id) {
             continue;
         }
         let feature = match region.place {
@@ -247,6 +254,7 @@ pub fn detect_regions(language: Language, regions: &[Region<'_>]) -> Signals {
     let position = |id: &str| catalogue.entries.iter().position(|entry| entry.id == id);
     signals.risks.sort_by_key(|hit| position(hit.id));
     signals.mitigations.sort_by_key(|id| position(id));
+    signals.conditions.sort_by_key(|id| position(id));
     signals
 }
 

@@ -9,6 +9,7 @@ fn found(language: Language, code: &str) -> Vec<&'static str> {
         .iter()
         .map(|hit| hit.id)
         .chain(signals.mitigations.iter().copied())
+        .chain(signals.conditions.iter().copied())
         .collect()
 }
 
