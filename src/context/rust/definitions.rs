@@ -33,7 +33,8 @@ pub(super) struct Function<'s> {
     pub(super) module: usize,
     /// The type of the `impl` block it is declared in.
     pub(super) owner: Option<&'s str>,
-    /// A `#[fixture]`.
+    /// A `#[fixture]` set up for each test that requests it. Not one marked `#[once]`: every
+    /// test shares what it starts, and a risk there would warn them all alike.
     pub(super) fixture: bool,
     /// The fixtures it requests: for `#[rstest]` tests and fixtures, the parameters not filled
     /// by `#[case]`, `#[values]` or `#[files]`.
@@ -152,7 +153,7 @@ impl<'s> RustFile<'s> {
             .iter()
             .map(|&attribute| attribute_name(source, attribute))
             .collect();
-        let fixture = attribute_names.contains(&"fixture");
+        let fixture = attribute_names.contains(&"fixture") && !attribute_names.contains(&"once");
         let requests = if fixture || attribute_names.contains(&"rstest") {
             function
                 .child_by_field_name("parameters")

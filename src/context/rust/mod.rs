@@ -260,4 +260,11 @@ mod tests {
                       #[rstest]\n#[case(1)]\nfn t(#[case] count: u8, #[values(1)] name: u8, #[from(name)] n: u8) {}\n";
         assert_eq!(units_of(source, "t"), ["Fixture name 1"]);
     }
+
+    #[test]
+    fn a_fixture_set_up_once_for_every_test_is_no_test_s_context() {
+        let source = "#[fixture]\n#[once]\nfn server() -> u8 { 1 }\n#[fixture]\nfn client() -> u8 { 1 }\n\
+                      #[rstest]\nfn t(server: &u8, client: u8) {}\n";
+        assert_eq!(units_of(source, "t"), ["Fixture client 1"]);
+    }
 }
