@@ -383,13 +383,8 @@ fn a_tolerance_is_a_risk_where_what_the_test_runs_draws_at_random() {
     let tests = extract_tests_from_tree(Language::Python, "test_stats.py", source, &tree).tests;
     let file = SourceTree::new(Language::Python, "test_stats.py", source, &tree);
     let signals = signals_of(&file, &[], &tests);
-    let evidence = |at: usize| -> Vec<String> {
-        signals[at]
-            .risks
-            .iter()
-            .map(|hit| hit.evidence())
-            .collect()
-    };
+    let evidence =
+        |at: usize| -> Vec<String> { signals[at].risks.iter().map(|hit| hit.evidence()).collect() };
     assert_eq!(tests.len(), 2, "{tests:#?}");
     assert_eq!(
         evidence(0),
