@@ -219,10 +219,19 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
         }
     }
     for entry in &entries {
-        let named = entry.unless.iter().map(|id| ("unless", id, Kind::Mitigation));
-        let required = entry.requires.iter().map(|id| ("requires", id, Kind::Condition));
+        let named = entry
+            .unless
+            .iter()
+            .map(|id| ("unless", id, Kind::Mitigation));
+        let required = entry
+            .requires
+            .iter()
+            .map(|id| ("requires", id, Kind::Condition));
         for (field, id, kind) in named.chain(required) {
-            if !entries.iter().any(|other| other.id == *id && other.kind() == kind) {
+            if !entries
+                .iter()
+                .any(|other| other.id == *id && other.kind() == kind)
+            {
                 let kind = format!("{kind:?}").to_lowercase();
                 return Err(format!(
                     "{where_}: {}: `{field}` names {id:?}, which is not a {kind}",
