@@ -147,8 +147,7 @@ fn category<'de, D: serde::Deserializer<'de>>(
 }
 
 /// A language's catalogue, compiled: its entries (risks first, in file order, then mitigations,
-/// then conditions)
-/// and one query holding every pattern, so a file is walked once.
+/// then conditions) and one query holding every pattern, so a file is walked once.
 #[derive(Debug)]
 pub struct Catalogue {
     pub language: Language,
@@ -334,12 +333,6 @@ impl Catalogue {
         self.entries
             .iter()
             .filter(|entry| entry.kind() == Kind::Mitigation)
-    }
-
-    pub fn conditions(&self) -> impl Iterator<Item = &Entry> {
-        self.entries
-            .iter()
-            .filter(|entry| entry.kind() == Kind::Condition)
     }
 
     pub fn entry(&self, id: &str) -> Option<&Entry> {
