@@ -114,19 +114,14 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
                     writeln!(out, "\n  What it matches: {}", view.what)?;
                     writeln!(out, "\n  Why: {}", view.why)?;
                     writeln!(out, "\n  Fix: {}", view.fix)?;
-                    if !view.unless.is_empty() {
-                        writeln!(
-                            out,
-                            "\n  Not counted in a test that also has: {}",
-                            view.unless.join(", ")
-                        )?;
-                    }
-                    if !view.requires.is_empty() {
-                        writeln!(
-                            out,
-                            "\n  Counted only in a test that also has: {}",
-                            view.requires.join(", ")
-                        )?;
+                    for (rule, ids) in [
+                        ("Not counted", view.unless),
+                        ("Counted only", view.requires),
+                    ] {
+                        if !ids.is_empty() {
+                            let ids = ids.join(", ");
+                            writeln!(out, "\n  {rule} in a test that also has: {ids}")?;
+                        }
                     }
                     if let Some(example) = view.example {
                         writeln!(out, "\n  Example:\n")?;
