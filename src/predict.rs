@@ -2,7 +2,7 @@
 //! (Bertolino et al., Algorithm 1), combined with a shipped model's signal prior, the likely
 //! category, and the evidence behind both.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::category::Category;
 use crate::embed::{TokenBag, Tokenizer};
@@ -218,6 +218,10 @@ pub struct Prediction {
     pub category: Option<Category>,
     /// The k nearest labelled tests, nearest first.
     pub neighbors: Vec<Neighbor>,
+    /// For a test judged flaky, the known flaky tests nearest to it among those whose own code
+    /// has the strongest risk of its evidence, nearest first: what a warning shows as similar
+    /// flaky tests, since across projects the nearest by tokens alone are often unrelated.
+    pub examples: Vec<Neighbor>,
     /// Tokens the test shares with its flaky neighbours, the most widely shared and rarest first.
     pub shared_tokens: Vec<String>,
     /// Signals of the catalogue that speak for flakiness, strongest first (with a shipped model).
@@ -244,8 +248,9 @@ pub fn predict(
     settings: Settings,
     prevalence: &Prevalence,
 ) -> Prediction {
-    let mut candidates: Vec<(usize, usize, f64, Query)> = Vec::new();
+    let mut candidates: Vec<(usize, usize, f64)> = Vec::new();
     let mut bags: Vec<(Tokenizer, TokenBag)> = Vec::new();
+    let mut queries: Vec<Query> = Vec::with_capacity(models.len());
     for (model_position, model) in models.iter().enumerate() {
         let tokenizer = model.params().tokenizer;
         let bag = match bags.iter().find(|(kind, _)| *kind == tokenizer) {
@@ -260,35 +265,11 @@ pub fn predict(
         // A project index holds tests of every language; only the judged test's own may vote.
         let same_language = |position: usize| model.entry_language(position) == Some(language);
         for (entry, similarity) in model.nearest(&query, settings.k, same_language) {
-            candidates.push((model_position, entry, similarity, query.clone()));
+            candidates.push((model_position, entry, similarity));
         }
+        queries.push(query);
     }
-    candidates.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
-    candidates.truncate(settings.k);
-    let neighbors: Vec<Neighbor> = candidates
-        .iter()
-        .map(|(model_position, entry_position, similarity, query)| {
-            let model = models[*model_position];
-            let entry = model.entry(*entry_position);
-            Neighbor {
-                model: *model_position,
-                entry: *entry_position,
-                id: entry.id().to_string(),
-                project: entry.project().to_string(),
-                flaky: entry.is_flaky(),
-                label: entry.label(),
-                categories: entry.categories(),
-                origin: entry.origin(),
-                path: entry.path().map(str::to_string),
-                distance: (1.0 - similarity).max(0.0),
-                shared_tokens: model
-                    .shared_tokens(query, *entry_position)
-                    .into_iter()
-                    .map(str::to_string)
-                    .collect(),
-            }
-        })
-        .collect();
+    let neighbors = nearest_of_all(models, &queries, candidates, settings.k);
     let prior = models.iter().find_map(|model| model.prior(language));
     // Only flaky and stable neighbours vote. An unlabelled one (a test no source named, a mined
     // dataset's "not known to be flaky") is shown as a similar test but never decides, not even
@@ -311,16 +292,87 @@ pub fn predict(
     };
     let outcome = vote(&ballots, opinion);
     let shared_tokens = shared_with_flaky(&neighbors);
+    let flaky = outcome.score > settings.sigma;
+    let examples = match evidence.first() {
+        Some(strongest) if flaky => examples_of(models, &queries, language, strongest.id),
+        _ => Vec::new(),
+    };
     Prediction {
         score: outcome.score,
-        flaky: outcome.score > settings.sigma,
+        flaky,
         category: outcome.category,
         neighbors,
+        examples,
         shared_tokens,
         signals: evidence,
         prior_score: opinion.map(|opinion| opinion.score),
         neighbor_weight: outcome.neighbor_weight,
     }
+}
+
+/// How many known flaky tests with the same risk a prediction shows.
+const EXAMPLES_SHOWN: usize = 3;
+
+/// The `k` most similar of the entries found in each model, `(model position, entry position,
+/// similarity)`, as neighbours: nearest first, ties in model then entry order.
+fn nearest_of_all(
+    models: &[&Index],
+    queries: &[Query],
+    mut found: Vec<(usize, usize, f64)>,
+    k: usize,
+) -> Vec<Neighbor> {
+    found.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
+    found.truncate(k);
+    found
+        .into_iter()
+        .map(|(model_position, entry_position, similarity)| {
+            let model = models[model_position];
+            let entry = model.entry(entry_position);
+            Neighbor {
+                model: model_position,
+                entry: entry_position,
+                id: entry.id().to_string(),
+                project: entry.project().to_string(),
+                flaky: entry.is_flaky(),
+                label: entry.label(),
+                categories: entry.categories(),
+                origin: entry.origin(),
+                path: entry.path().map(str::to_string),
+                distance: (1.0 - similarity).max(0.0),
+                shared_tokens: model
+                    .shared_tokens(&queries[model_position], entry_position)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// The known flaky tests of the test's language nearest to it, over all models, among those
+/// whose own code has the risk `signal` (see [`Prediction::examples`]).
+fn examples_of(
+    models: &[&Index],
+    queries: &[Query],
+    language: Language,
+    signal: &str,
+) -> Vec<Neighbor> {
+    let mut found = Vec::new();
+    for (model_position, (model, query)) in models.iter().zip(queries).enumerate() {
+        let with_signal = |position: usize| {
+            let entry = model.entry(position);
+            entry.language() == language && entry.is_flaky() && entry.has_signal(signal)
+        };
+        // Twice as many, as the datasets hold some tests twice.
+        for (entry, similarity) in model.nearest(query, 2 * EXAMPLES_SHOWN, with_signal) {
+            found.push((model_position, entry, similarity));
+        }
+    }
+    let mut examples = nearest_of_all(models, queries, found, usize::MAX);
+    let mut seen = HashSet::new();
+    examples.retain(|example| seen.insert((example.project.clone(), example.id.clone())));
+    examples.truncate(EXAMPLES_SHOWN);
+    examples
 }
 
 /// Tokens shared with the flaky neighbours, ranked by how many of them share each, then by the

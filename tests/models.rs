@@ -244,6 +244,60 @@ fn mocking_a_tests_collaborators_never_raises_its_prior_and_is_never_shown_as_ev
     assert!(lowered >= 1, "mocks lower the prior of no shipped model");
 }
 
+#[test]
+fn a_warning_shows_the_nearest_known_flaky_tests_that_share_its_strongest_risk() {
+    let sleeper = "@Test public void waits() throws Exception { service.start(); Thread.sleep(500); assertTrue(service.isRunning()); }";
+    // A flaky test of the project with the same code but no sleep is the nearest by tokens; it
+    // still votes, but a warning about a sleep shows flaky tests that sleep.
+    let without_sleep = "@Test public void waits() throws Exception { service.start(); service.awaitRunning(); assertTrue(service.isRunning()); }";
+    let shipped_java = models::embedded(Language::Java).expect("the shipped model decodes");
+    let params = shipped_java.params();
+    let settings = BuildSettings {
+        tokenizer: params.tokenizer,
+        dims: Dims::Fixed(params.projection.dims),
+        seed: params.projection.seed,
+        description: "a project's flaky test without a sleep".to_string(),
+    };
+    let entry = Entry::new(NewEntry {
+        id: "ServiceTest#waits",
+        project: "this",
+        source: "test",
+        language: Language::Java,
+        label: Label::Flaky,
+        categories: &[],
+        origin: Origin::Manual,
+        path: None,
+        code: Some(without_sleep),
+    });
+    let bag = TokenBag::from_code(params.tokenizer, Language::Java, without_sleep);
+    let models = Models {
+        extra: vec![Arc::new(Index::build(&settings, [(entry, bag)]))],
+        ..shipped(Language::Java)
+    };
+    let prediction = analysis::judge_code(&models, &Thresholds::default(), Language::Java, sleeper);
+    assert!(prediction.flaky);
+    assert_eq!(prediction.signals[0].id, "fixed-sleep");
+    assert_eq!(prediction.neighbors[0].id, "ServiceTest#waits");
+    assert!(!prediction.examples.is_empty());
+    let indexes = models.for_language(Language::Java);
+    for example in &prediction.examples {
+        let entry = indexes[example.model].entry(example.entry);
+        assert!(entry.is_flaky(), "{}", example.id);
+        assert!(
+            entry.signals().contains(&"fixed-sleep"),
+            "{} has {:?}",
+            example.id,
+            entry.signals()
+        );
+    }
+    let distances: Vec<f64> = prediction.examples.iter().map(|e| e.distance).collect();
+    assert!(distances.is_sorted(), "nearest first: {distances:?}");
+    // A test no model flags shows none.
+    let pure = "@Test public void adds() { assertEquals(4, Calculator.add(2, 2)); }";
+    let pure = analysis::judge_code(&models, &Thresholds::default(), Language::Java, pure);
+    assert!(!pure.flaky && pure.examples.is_empty());
+}
+
 /// An index holding one test with `label`, embedded as the shipped Rust model embeds tests.
 fn twin_index(code: &str, label: Label) -> Arc<Index> {
     let shipped = models::embedded(Language::Rust).expect("the shipped model decodes");

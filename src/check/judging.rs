@@ -206,6 +206,7 @@ pub(super) fn judge_file(
                 signals: prediction.signals,
                 shared_tokens: prediction.shared_tokens,
                 neighbors: prediction.neighbors,
+                examples: prediction.examples,
             }
         })
         .collect();

@@ -53,6 +53,9 @@ pub struct Finding {
     pub shared_tokens: Vec<String>,
     /// The k nearest labelled tests, nearest first.
     pub neighbors: Vec<Neighbor>,
+    /// The nearest known flaky tests with the strongest signal's risk (see
+    /// [`crate::predict::Prediction::examples`]).
+    pub examples: Vec<Neighbor>,
 }
 
 /// A one-based line and column; columns counted both in characters (terminals, JSON, GitHub)

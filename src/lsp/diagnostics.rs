@@ -150,6 +150,8 @@ pub struct Evidence<'a> {
     pub severity: Severity,
     pub category: Option<Category>,
     pub neighbors: Vec<NeighborEvidence<'a>>,
+    /// The nearest known flaky tests with the risk of the strongest signal.
+    pub examples: Vec<NeighborEvidence<'a>>,
     pub shared_tokens: &'a [String],
     /// Catalogue signals that speak for flakiness, strongest first.
     pub signals: Vec<SignalEvidence<'a>>,
@@ -184,6 +186,21 @@ pub struct NeighborEvidence<'a> {
     pub shared_tokens: &'a [String],
 }
 
+impl<'a> NeighborEvidence<'a> {
+    fn new(neighbor: &'a Neighbor) -> NeighborEvidence<'a> {
+        NeighborEvidence {
+            id: &neighbor.id,
+            project: &neighbor.project,
+            flaky: neighbor.flaky,
+            categories: &neighbor.categories,
+            similarity: similarity(neighbor),
+            origin: neighbor.origin,
+            path: neighbor.path.as_deref(),
+            shared_tokens: &neighbor.shared_tokens,
+        }
+    }
+}
+
 impl<'a> Evidence<'a> {
     pub fn new(test_id: &'a str, prediction: &'a Prediction, severity: Severity) -> Evidence<'a> {
         Evidence {
@@ -194,16 +211,12 @@ impl<'a> Evidence<'a> {
             neighbors: prediction
                 .neighbors
                 .iter()
-                .map(|neighbor| NeighborEvidence {
-                    id: &neighbor.id,
-                    project: &neighbor.project,
-                    flaky: neighbor.flaky,
-                    categories: &neighbor.categories,
-                    similarity: similarity(neighbor),
-                    origin: neighbor.origin,
-                    path: neighbor.path.as_deref(),
-                    shared_tokens: &neighbor.shared_tokens,
-                })
+                .map(NeighborEvidence::new)
+                .collect(),
+            examples: prediction
+                .examples
+                .iter()
+                .map(NeighborEvidence::new)
                 .collect(),
             shared_tokens: &prediction.shared_tokens,
             signals: prediction
@@ -257,6 +270,7 @@ mod tests {
             flaky: true,
             category: Some(Category::AsyncWait),
             neighbors,
+            examples: Vec::new(),
             shared_tokens: vec![
                 "thread.sleep".into(),
                 "countdownlatch".into(),

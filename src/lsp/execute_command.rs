@@ -232,10 +232,23 @@ async fn show_similar(session: &Arc<Session>, uri: Uri, test_id: &str) -> Result
             state.models(judged.test.language).ok(),
         )
     };
-    let neighbors = judged.judged.prediction.neighbors.clone();
-    let flaky: Vec<_> = neighbors.iter().filter(|n| n.flaky).cloned().collect();
+    let prediction = &judged.judged.prediction;
+    // Known flaky tests with the warning's strongest risk first, then the flaky neighbours.
+    let mut flaky = prediction.examples.clone();
+    for neighbor in prediction.neighbors.iter().filter(|n| n.flaky) {
+        if !flaky
+            .iter()
+            .any(|shown| shown.model == neighbor.model && shown.entry == neighbor.entry)
+        {
+            flaky.push(neighbor.clone());
+        }
+    }
     // With no flaky neighbour, the nearest ones are still the answer to "what is this like".
-    let shown = if flaky.is_empty() { neighbors } else { flaky };
+    let shown = if flaky.is_empty() {
+        prediction.neighbors.clone()
+    } else {
+        flaky
+    };
     let worker = session.clone();
     let located = tokio::task::spawn_blocking(move || {
         let mut locator = NeighborLocator::new(&worker, root.as_deref(), encoding);

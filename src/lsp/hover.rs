@@ -58,6 +58,23 @@ pub fn markdown(judged_test: &JudgedTest) -> String {
         }
         text.push('\n');
     }
+    if let (Some(strongest), false) = (prediction.signals.first(), prediction.examples.is_empty()) {
+        let _ = writeln!(
+            text,
+            "Known flaky tests whose code has the same risk ({}), nearest first:\n",
+            strongest.message
+        );
+        for example in &prediction.examples {
+            let _ = writeln!(
+                text,
+                "- `{}` ({}), similarity {:.2}",
+                example.id.replace('`', "'"),
+                example.project,
+                similarity(example)
+            );
+        }
+        text.push('\n');
+    }
     if prediction.neighbors.is_empty() {
         text.push_str("No known test shares tokens with this one.\n");
         return text;

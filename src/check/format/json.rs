@@ -10,6 +10,7 @@ use super::hint;
 use crate::analysis::{Severity, similarity};
 use crate::category::Category;
 use crate::language::Language;
+use crate::predict::Neighbor;
 use crate::signals::SignalContext;
 
 /// Raised when a field is removed or changes meaning.
@@ -57,6 +58,8 @@ struct FindingView<'a> {
     signals: Vec<SignalView<'a>>,
     shared_tokens: &'a [String],
     neighbors: Vec<NeighborView<'a>>,
+    /// The nearest known flaky tests with the strongest signal's risk, the ones shown first.
+    examples: Vec<NeighborView<'a>>,
 }
 
 #[derive(Serialize)]
@@ -78,6 +81,19 @@ struct NeighborView<'a> {
     /// 1 - the cosine distance.
     similarity: f64,
     shared_tokens: &'a [String],
+}
+
+impl<'a> NeighborView<'a> {
+    fn new(neighbor: &'a Neighbor) -> NeighborView<'a> {
+        NeighborView {
+            id: &neighbor.id,
+            project: &neighbor.project,
+            flaky: neighbor.flaky,
+            categories: &neighbor.categories,
+            similarity: similarity(neighbor),
+            shared_tokens: &neighbor.shared_tokens,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -172,17 +188,7 @@ fn finding_view(finding: &Finding) -> FindingView<'_> {
             })
             .collect(),
         shared_tokens: &finding.shared_tokens,
-        neighbors: finding
-            .neighbors
-            .iter()
-            .map(|neighbor| NeighborView {
-                id: &neighbor.id,
-                project: &neighbor.project,
-                flaky: neighbor.flaky,
-                categories: &neighbor.categories,
-                similarity: similarity(neighbor),
-                shared_tokens: &neighbor.shared_tokens,
-            })
-            .collect(),
+        neighbors: finding.neighbors.iter().map(NeighborView::new).collect(),
+        examples: finding.examples.iter().map(NeighborView::new).collect(),
     }
 }

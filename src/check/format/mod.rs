@@ -42,19 +42,26 @@ fn verdict(category: Option<Category>) -> String {
     }
 }
 
-/// The nearest flaky neighbours, the evidence behind a finding: those flaky for the finding's
-/// category (its strongest signal's) first, as across projects the nearest by tokens alone are
-/// often unrelated; nearest first within each group.
+/// The known flaky tests a finding shows as evidence: first the nearest with the risk of its
+/// strongest signal (its examples), then its flaky neighbours, those flaky for the finding's
+/// category first, as across projects the nearest by tokens alone are often unrelated; nearest
+/// first within each group.
 fn flaky_neighbors(finding: &Finding) -> impl Iterator<Item = &Neighbor> {
     let mut flaky: Vec<&Neighbor> = finding
         .neighbors
         .iter()
         .filter(|neighbor| neighbor.flaky)
+        .filter(|neighbor| {
+            !finding
+                .examples
+                .iter()
+                .any(|example| example.model == neighbor.model && example.entry == neighbor.entry)
+        })
         .collect();
     if let Some(category) = finding.category {
         flaky.sort_by_key(|neighbor| !neighbor.categories.contains(&category));
     }
-    flaky.into_iter().take(EVIDENCE_SHOWN)
+    finding.examples.iter().chain(flaky).take(EVIDENCE_SHOWN)
 }
 
 /// How many signals the human, SARIF and GitHub formats name; JSON lists them all.
@@ -176,7 +183,7 @@ mod tests {
     fn neighbor(id: &str, flaky: bool, category: Category, distance: f64) -> Neighbor {
         Neighbor {
             model: 0,
-            entry: 0,
+            entry: (distance * 100.0) as usize,
             id: id.to_string(),
             project: "p".to_string(),
             flaky,
@@ -193,14 +200,13 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_flaky_neighbours_of_the_findings_category_are_shown_first() {
+    fn finding(neighbors: Vec<Neighbor>, examples: Vec<Neighbor>) -> Finding {
         let at = Position {
             line: 1,
             column: 1,
             column_utf16: 1,
         };
-        let finding = Finding {
+        Finding {
             path: "t.py".to_string(),
             display_path: "t.py".to_string(),
             language: Language::Python,
@@ -213,17 +219,51 @@ mod tests {
             category: Some(Category::Network),
             signals: Vec::new(),
             shared_tokens: Vec::new(),
-            neighbors: vec![
+            neighbors,
+            examples,
+        }
+    }
+
+    fn shown(finding: &Finding) -> Vec<&str> {
+        flaky_neighbors(finding)
+            .map(|neighbor| neighbor.id.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn the_flaky_neighbours_of_the_findings_category_are_shown_first() {
+        let finding = finding(
+            vec![
                 neighbor("near-io", true, Category::Io, 0.3),
                 neighbor("stable", false, Category::Network, 0.35),
                 neighbor("far-network", true, Category::Network, 0.5),
                 neighbor("farther-io", true, Category::Io, 0.6),
                 neighbor("farthest-network", true, Category::Network, 0.7),
             ],
-        };
-        let shown: Vec<&str> = flaky_neighbors(&finding)
-            .map(|neighbor| neighbor.id.as_str())
-            .collect();
-        assert_eq!(shown, ["far-network", "farthest-network", "near-io"]);
+            Vec::new(),
+        );
+        assert_eq!(
+            shown(&finding),
+            ["far-network", "farthest-network", "near-io"]
+        );
+    }
+
+    #[test]
+    fn flaky_tests_with_the_same_risk_come_before_the_nearest_by_tokens_and_once() {
+        let with_risk = neighbor("with-risk", true, Category::Network, 0.5);
+        let finding = finding(
+            vec![
+                neighbor("near-network", true, Category::Network, 0.3),
+                with_risk.clone(),
+            ],
+            vec![
+                with_risk,
+                neighbor("far-with-risk", true, Category::Network, 0.8),
+            ],
+        );
+        assert_eq!(
+            shown(&finding),
+            ["with-risk", "far-with-risk", "near-network"]
+        );
     }
 }
