@@ -32,7 +32,9 @@ use crate::prior::SignalPrior;
 use entry::normalised_categories;
 pub use entry::{Entry, EntryRef, Label, MAX_KEPT_CODE, NewEntry, Origin, kept_code};
 pub use file::{FormatError, LoadError};
-use layout::{EntryRecord, Layout, kind};
+use layout::reading::{Layout, table_bytes, table_string};
+use layout::token_bags::decode_bag;
+use layout::{EntryRecord, kind};
 use numbers::check_numbers;
 use vectors::{QueryVector, VectorsView};
 pub use writer::IndexWriter;
@@ -207,7 +209,7 @@ impl Index {
     }
 
     fn signal_id(&self, signal: usize) -> &str {
-        layout::table_string(
+        table_string(
             self.section(kind::SIGNAL_OFFSETS),
             self.section(kind::SIGNAL_TEXT),
             signal,
@@ -215,7 +217,7 @@ impl Index {
     }
 
     fn token(&self, id: u32) -> &str {
-        layout::table_string(
+        table_string(
             self.section(kind::VOCABULARY_OFFSETS),
             self.section(kind::VOCABULARY_TEXT),
             id as usize,
@@ -309,7 +311,7 @@ impl Index {
         while low < high {
             let middle = (low + high) / 2;
             let id = layout::le_u32(order, middle * 4);
-            match layout::table_bytes(offsets, text, id as usize).cmp(token.as_bytes()) {
+            match table_bytes(offsets, text, id as usize).cmp(token.as_bytes()) {
                 std::cmp::Ordering::Less => low = middle + 1,
                 std::cmp::Ordering::Greater => high = middle,
                 std::cmp::Ordering::Equal => return Some(id),
@@ -362,7 +364,7 @@ impl Index {
         let offsets = self.section(kind::BAG_OFFSETS);
         let start = layout::le_u32(offsets, position * 4) as usize;
         let end = layout::le_u32(offsets, position * 4 + 4) as usize;
-        layout::decode_bag(
+        decode_bag(
             &self.section(kind::BAG_BYTES)[start..end],
             self.vocabulary_len(),
         )

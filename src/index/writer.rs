@@ -8,7 +8,9 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 
-use super::layout::{self, EntryRecord, Strings, Summary, kind};
+use super::layout::token_bags::encode_bag;
+use super::layout::writing::{Strings, payload, string_table, summary_bytes};
+use super::layout::{self, EntryRecord, Summary, kind};
 use super::{
     BuildSettings, Category, Dims, Entry, Index, Label, ModelParams, Origin, Projection, Storage,
     file, normalised_categories, vectors,
@@ -253,7 +255,7 @@ pub(super) fn lay_out<T: AsRef<str> + Sync>(
         for &(id, _) in bag {
             document_frequency[id as usize] += 1;
         }
-        layout::encode_bag(bag, &mut bag_bytes);
+        encode_bag(bag, &mut bag_bytes);
         bag_offsets.extend_from_slice(&(bag_bytes.len() as u32).to_le_bytes());
     }
     let document_frequency: Vec<u8> = document_frequency
@@ -261,7 +263,7 @@ pub(super) fn lay_out<T: AsRef<str> + Sync>(
         .flat_map(|count| count.to_le_bytes())
         .collect();
     let (vocabulary_offsets, vocabulary_text) =
-        layout::string_table(vocabulary.iter().map(|token| token.as_ref()));
+        string_table(vocabulary.iter().map(|token| token.as_ref()));
     let mut order: Vec<u32> = (0..vocabulary.len() as u32).collect();
     order.sort_unstable_by(|&a, &b| {
         vocabulary[a as usize]
@@ -276,7 +278,7 @@ pub(super) fn lay_out<T: AsRef<str> + Sync>(
         .collect();
     signal_ids.sort_unstable();
     signal_ids.dedup();
-    let (signal_offsets, signal_text) = layout::string_table(signal_ids.iter().copied());
+    let (signal_offsets, signal_text) = string_table(signal_ids.iter().copied());
     let mut strings = Strings::default();
     let mut records = Vec::with_capacity(entries.len() * layout::ENTRY_LEN);
     let mut entry_signals: Vec<u8> = Vec::new();
@@ -308,7 +310,7 @@ pub(super) fn lay_out<T: AsRef<str> + Sync>(
         };
         record.write(&mut records);
     }
-    let summary = layout::summary_bytes(&Summary {
+    let summary = summary_bytes(&Summary {
         entries: entries.len(),
         vocabulary: vocabulary.len(),
         signal_ids: signal_ids.len(),
@@ -349,7 +351,7 @@ fn framed(sections: &[(u32, Cow<'_, [u8]>)]) -> Vec<u8> {
         .iter()
         .map(|(section_kind, bytes)| (*section_kind, &**bytes))
         .collect();
-    file::frame(&layout::payload(file::HEADER_LEN, &borrowed))
+    file::frame(&payload(file::HEADER_LEN, &borrowed))
 }
 
 /// An index's bytes with its params laid out again (see [`Index::set_priors`]).
