@@ -9,7 +9,8 @@
 
 use serde::Deserialize;
 
-use super::{Entry, FormatError, Index, Label, ModelParams, Origin, check_numbers, file, writer};
+use super::numbers::check_numbers;
+use super::{Entry, FormatError, Index, Label, ModelParams, Origin, file, writer};
 use crate::category::Category;
 use crate::embed::{Projection, Tokenizer};
 use crate::language::Language;

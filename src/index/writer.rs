@@ -11,9 +11,10 @@ use rustc_hash::FxHashMap as HashMap;
 use super::layout::token_bags::encode_bag;
 use super::layout::writing::{Strings, payload, string_table, summary_bytes};
 use super::layout::{self, EntryRecord, Summary, kind};
+use super::storage::Storage;
 use super::{
-    BuildSettings, Category, Dims, Entry, Index, Label, ModelParams, Origin, Projection, Storage,
-    file, normalised_categories, vectors,
+    BuildSettings, Category, Dims, Entry, Index, Label, ModelParams, Origin, Projection, file,
+    normalised_categories, vectors,
 };
 use crate::embed::TokenBag;
 
