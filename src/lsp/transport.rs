@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
-use super::framing::{self, Decoder, Frame, METHOD_NOT_FOUND};
+use super::framing::json_rpc::{self, METHOD_NOT_FOUND};
+use super::framing::{self, Decoder, Frame};
 use super::published::Publications;
 
 /// How a session with a client ended.
@@ -90,8 +91,8 @@ fn admit(message: &Value, state: &mut ProtocolState) -> Admission {
             }
         }
         Some(method) if method.starts_with("$/") => {
-            if let Some(id) = framing::request_id(message) {
-                return Admission::Answer(framing::reply_error(
+            if let Some(id) = json_rpc::request_id(message) {
+                return Admission::Answer(json_rpc::reply_error(
                     id,
                     METHOD_NOT_FOUND,
                     &format!("unknown method {method}"),
@@ -153,7 +154,7 @@ async fn relay_service_output(
     loop {
         while let Ok(Some(body)) = decoder.next_body() {
             let publication =
-                framing::method_of(&body).as_deref() == Some("textDocument/publishDiagnostics");
+                json_rpc::method_of(&body).as_deref() == Some("textDocument/publishDiagnostics");
             if to_client.send(framing::frame(&body)).is_err() {
                 return;
             }

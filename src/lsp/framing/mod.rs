@@ -11,23 +11,19 @@
 //! matches replies to its requests by id and has nothing to match a `null` to, so a message
 //! whose id is unknown is only logged.
 
-use serde::Deserialize;
-use serde_json::{Value, json};
-use tower_lsp_server::jsonrpc::{Request, Response};
+mod headers;
+pub mod json_rpc;
+
+use serde_json::Value;
+
+use headers::{CONTENT_LENGTH, Headers, find_header, parse_headers};
+use json_rpc::{PARSE_ERROR, classify, reply_error, request_id};
 
 /// The largest message accepted. The server skips source files over 2 MB; a `didOpen` carries a
 /// file at most twice over (JSON escapes), so nothing legitimate comes near this.
 pub const MAX_MESSAGE_LEN: usize = 64 << 20;
-/// Headers longer than this are not headers: the bytes are resynchronised past.
-const MAX_HEADER_LEN: usize = 4096;
-const CONTENT_LENGTH: &[u8] = b"content-length:";
 /// How far a JSON value without a header is followed before its bytes are skipped instead.
 const MAX_UNFRAMED_VALUE: usize = 1 << 20;
-
-/// JSON-RPC error codes (JSON-RPC 2.0, section 5.1).
-pub const PARSE_ERROR: i64 = -32700;
-pub const INVALID_REQUEST: i64 = -32600;
-pub const METHOD_NOT_FOUND: i64 = -32601;
 
 /// What the decoder made of the next bytes of the stream.
 #[derive(Debug, Clone, PartialEq)]
@@ -216,224 +212,6 @@ enum Raw {
     Rejected(Frame),
 }
 
-enum Headers {
-    /// The blank line that ends the headers has not arrived yet.
-    Incomplete,
-    /// The headers end at `end`; the body's length, or why it is unknown.
-    Complete {
-        length: Result<usize, String>,
-        end: usize,
-    },
-    /// The bytes are not headers at all.
-    Malformed(String),
-}
-
-/// Reads the header lines at the start of `bytes` (ASCII, `Name: value`, each ending in CRLF).
-fn parse_headers(bytes: &[u8]) -> Headers {
-    let mut length = None;
-    let mut at = 0;
-    loop {
-        let Some(line_len) = bytes[at..].windows(2).position(|pair| pair == b"\r\n") else {
-            let partial = &bytes[at..];
-            if bytes.len() > MAX_HEADER_LEN {
-                return Headers::Malformed(format!("headers longer than {MAX_HEADER_LEN} bytes"));
-            }
-            if let Some(problem) = header_line_problem(partial, true) {
-                return Headers::Malformed(problem);
-            }
-            return Headers::Incomplete;
-        };
-        let line = &bytes[at..at + line_len];
-        at += line_len + 2;
-        if line.is_empty() {
-            let length = length.unwrap_or_else(|| Err(no_content_length(bytes, at)));
-            return Headers::Complete { length, end: at };
-        }
-        if at > MAX_HEADER_LEN {
-            return Headers::Malformed(format!("headers longer than {MAX_HEADER_LEN} bytes"));
-        }
-        if let Some(problem) = header_line_problem(line, false) {
-            return Headers::Malformed(problem);
-        }
-        let colon = line.iter().position(|&byte| byte == b':').unwrap_or(0);
-        let (name, value) = (&line[..colon], &line[colon + 1..]);
-        if name.eq_ignore_ascii_case(b"content-length") {
-            let value = String::from_utf8_lossy(value);
-            let value = value.trim();
-            length = Some(
-                value
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|_| value.bytes().all(|byte| byte.is_ascii_digit()))
-                    .ok_or_else(|| format!("invalid Content-Length `{}`", value.escape_debug())),
-            );
-        }
-    }
-}
-
-/// Why a header line (or the start of one, when `partial`) cannot be a header, if it cannot.
-fn header_line_problem(line: &[u8], partial: bool) -> Option<String> {
-    // A trailing CR may be the first half of a CRLF cut off by the read.
-    let line = match line {
-        [start @ .., b'\r'] if partial => start,
-        _ => line,
-    };
-    let printable = |byte: &u8| byte.is_ascii_graphic() || *byte == b' ' || *byte == b'\t';
-    let shown = || {
-        String::from_utf8_lossy(&line[..line.len().min(40)])
-            .escape_debug()
-            .to_string()
-    };
-    if line.iter().any(|byte| !printable(byte)) {
-        return Some(format!("not a message header: `{}`", shown()));
-    }
-    let name_end = line.iter().position(|&byte| byte == b':');
-    let name = &line[..name_end.unwrap_or(line.len())];
-    if name.is_empty() && name_end.is_some()
-        || name
-            .iter()
-            .any(|&byte| !(byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_'))
-        || (!partial && name_end.is_none())
-    {
-        return Some(format!("not a message header: `{}`", shown()));
-    }
-    None
-}
-
-fn no_content_length(bytes: &[u8], end: usize) -> String {
-    let names: Vec<String> = bytes[..end]
-        .split(|&byte| byte == b'\n')
-        .filter_map(|line| {
-            let colon = line.iter().position(|&byte| byte == b':')?;
-            Some(
-                String::from_utf8_lossy(&line[..colon])
-                    .escape_debug()
-                    .to_string(),
-            )
-        })
-        .collect();
-    format!(
-        "no Content-Length header (headers: {})",
-        if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        }
-    )
-}
-
-/// The position of the next `Content-Length:` header (any case) at or after `from`.
-fn find_header(bytes: &[u8], from: usize) -> Option<usize> {
-    if bytes.len() < CONTENT_LENGTH.len() {
-        return None;
-    }
-    (from..=bytes.len() - CONTENT_LENGTH.len())
-        .find(|&at| bytes[at..at + CONTENT_LENGTH.len()].eq_ignore_ascii_case(CONTENT_LENGTH))
-}
-
-/// Turns a body into a message the service accepts, or into the replies its errors are owed.
-fn classify(body: Vec<u8>) -> Frame {
-    let text = match std::str::from_utf8(&body) {
-        Ok(text) => text,
-        Err(error) => {
-            let reason = format!("invalid UTF-8 at byte {} of the body", error.valid_up_to());
-            let lossy = String::from_utf8_lossy(&body);
-            let id = serde_json::from_str::<Value>(&lossy)
-                .ok()
-                .as_ref()
-                .and_then(request_id);
-            return rejected(reason, id, PARSE_ERROR);
-        }
-    };
-    let value = match serde_json::from_str::<Value>(text) {
-        Ok(value) => value,
-        Err(error) => {
-            let reason = format!("malformed JSON: {error}");
-            // A lone surrogate escape (`"\ud800"`) is the only error that leaves the rest of the
-            // message readable: read the id of the message with the escapes replaced.
-            let id = serde_json::from_str::<Value>(&without_surrogate_escapes(text))
-                .ok()
-                .as_ref()
-                .and_then(request_id);
-            return rejected(reason, id, PARSE_ERROR);
-        }
-    };
-    match &value {
-        Value::Array(items) => Frame::Rejected {
-            reason: format!(
-                "a batch of {} messages (JSON array); LSP has no batches",
-                items.len()
-            ),
-            replies: items
-                .iter()
-                .filter_map(request_id)
-                .map(|id| reply_error(id, INVALID_REQUEST, "LSP has no batches"))
-                .collect(),
-        },
-        Value::Object(_)
-            if Request::deserialize(&value).is_ok() || Response::deserialize(&value).is_ok() =>
-        {
-            Frame::Message {
-                message: value,
-                body,
-            }
-        }
-        _ => {
-            let id = request_id(&value);
-            rejected(
-                "not a JSON-RPC 2.0 request, notification or response".to_string(),
-                id,
-                INVALID_REQUEST,
-            )
-        }
-    }
-}
-
-fn rejected(reason: String, id: Option<Value>, code: i64) -> Frame {
-    Frame::Rejected {
-        replies: id
-            .map(|id| reply_error(id, code, &reason))
-            .into_iter()
-            .collect(),
-        reason,
-    }
-}
-
-/// The id of a message that expects a reply: a request's number or string. Responses (with a
-/// `result` or an `error` and no `method`) are never answered.
-pub fn request_id(message: &Value) -> Option<Value> {
-    let object = message.as_object()?;
-    if !object.contains_key("method")
-        && (object.contains_key("result") || object.contains_key("error"))
-    {
-        return None;
-    }
-    match object.get("id")? {
-        id @ Value::String(_) => Some(id.clone()),
-        Value::Number(number) if number.is_i64() => Some(Value::Number(number.clone())),
-        _ => None,
-    }
-}
-
-/// An error response.
-pub fn reply_error(id: Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
-/// The `method` of a message, read without building the message: `None` for a response or
-/// a body that is not a JSON object.
-pub fn method_of(body: &[u8]) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Head<'a> {
-        #[serde(borrow)]
-        method: Option<std::borrow::Cow<'a, str>>,
-    }
-    serde_json::from_slice::<Head>(body)
-        .ok()?
-        .method
-        .map(|method| method.into_owned())
-}
-
 /// The message framed for the wire.
 pub fn frame(body: &[u8]) -> Vec<u8> {
     let mut bytes = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
@@ -441,34 +219,11 @@ pub fn frame(body: &[u8]) -> Vec<u8> {
     bytes
 }
 
-/// `text` with every surrogate `\uXXXX` escape replaced by U+FFFD's.
-fn without_surrogate_escapes(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut repaired = String::with_capacity(text.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'\\' && bytes.get(at + 1) == Some(&b'u') && at + 6 <= bytes.len() {
-            let code = std::str::from_utf8(&bytes[at + 2..at + 6])
-                .ok()
-                .and_then(|hex| u16::from_str_radix(hex, 16).ok());
-            if code.is_some_and(|code| (0xd800..=0xdfff).contains(&code)) {
-                repaired.push_str("\\ufffd");
-                at += 6;
-                continue;
-            }
-            repaired.push_str(&text[at..at + 2]);
-            at += 2;
-            continue;
-        }
-        let width = text[at..].chars().next().map_or(1, char::len_utf8);
-        repaired.push_str(&text[at..at + width]);
-        at += width;
-    }
-    repaired
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
+    use super::json_rpc::{INVALID_REQUEST, method_of};
     use super::*;
 
     fn framed(body: &str) -> Vec<u8> {
