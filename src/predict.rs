@@ -359,12 +359,10 @@ fn examples_of(
 ) -> Vec<Neighbor> {
     let mut found = Vec::new();
     for (model_position, (model, query)) in models.iter().zip(queries).enumerate() {
-        let with_signal = |position: usize| {
-            let entry = model.entry(position);
-            entry.language() == language && entry.is_flaky() && entry.has_signal(signal)
-        };
         // Twice as many, as the datasets hold some tests twice.
-        for (entry, similarity) in model.nearest(query, 2 * EXAMPLES_SHOWN, with_signal) {
+        for (entry, similarity) in
+            model.nearest_flaky_with(query, 2 * EXAMPLES_SHOWN, language, signal)
+        {
             found.push((model_position, entry, similarity));
         }
     }

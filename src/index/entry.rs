@@ -283,16 +283,6 @@ impl<'a> EntryRef<'a> {
             .collect()
     }
 
-    /// Whether `signal` is among [`EntryRef::signals`], without collecting them.
-    pub fn has_signal(&self, signal: &str) -> bool {
-        let entry_signals = self.index.section(kind::ENTRY_SIGNALS);
-        let (start, len) = self.record.signals;
-        (0..usize::from(len)).any(|offset| {
-            let stored = layout::le_u16(entry_signals, (start as usize + offset) * 2) as usize;
-            self.index.signal_id(stored) == signal
-        })
-    }
-
     /// The owned form, for a writer.
     pub fn to_entry(&self) -> Entry {
         Entry {

@@ -22,6 +22,9 @@ mod v2;
 mod vectors;
 mod writer;
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use serde::{Deserialize, Serialize};
 
 use crate::category::Category;
@@ -76,6 +79,9 @@ pub struct Index {
     /// The params were changed after the bytes were laid out ([`Index::set_priors`]): saving
     /// lays them out again.
     params_changed: bool,
+    /// The flaky entries that carry each signal id, found on first use (see
+    /// [`Index::nearest_flaky_with`]).
+    flaky_by_signal: OnceLock<HashMap<String, Vec<usize>>>,
 }
 
 impl std::fmt::Debug for Index {

@@ -1,6 +1,7 @@
 //! Searching an index: a test embedded as a query against the index's vocabulary, its nearest
 //! neighbours among the stored vectors, and the tokens and bags that show why an entry is near.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Index;
@@ -98,6 +99,48 @@ impl Index {
             return Vec::new();
         }
         self.vectors().nearest(&query.vector, k, include)
+    }
+
+    /// The `k` flaky entries of `language` whose own code has the risk `signal` (see
+    /// [`super::EntryRef::signals`]) most similar to the query, as `(entry position, cosine
+    /// similarity)`, most similar first. Only those entries are compared, not the whole index.
+    pub fn nearest_flaky_with(
+        &self,
+        query: &Query,
+        k: usize,
+        language: Language,
+        signal: &str,
+    ) -> Vec<(usize, f64)> {
+        let Some(positions) = self.flaky_by_signal().get(signal) else {
+            return Vec::new();
+        };
+        if query.is_empty() {
+            return Vec::new();
+        }
+        let vectors = self.vectors();
+        let mut found: Vec<(usize, f64)> = positions
+            .iter()
+            .filter(|&&position| self.entry_language(position) == Some(language))
+            .map(|&position| (position, vectors.similarity(&query.vector, position)))
+            .collect();
+        found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        found.truncate(k);
+        found
+    }
+
+    fn flaky_by_signal(&self) -> &HashMap<String, Vec<usize>> {
+        self.flaky_by_signal.get_or_init(|| {
+            let mut by_signal: HashMap<String, Vec<usize>> = HashMap::new();
+            for entry in self.entries().filter(|entry| entry.is_flaky()) {
+                for signal in entry.signals() {
+                    by_signal
+                        .entry(signal.to_string())
+                        .or_default()
+                        .push(entry.position());
+                }
+            }
+            by_signal
+        })
     }
 
     /// The bag of the entry at `position`, by vocabulary id.

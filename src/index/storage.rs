@@ -3,7 +3,7 @@
 //! any format; and how it is saved.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::layout::kind;
 use super::layout::reading::Layout;
@@ -64,6 +64,7 @@ impl Index {
             layout,
             params,
             params_changed: false,
+            flaky_by_signal: OnceLock::new(),
         })
     }
 
@@ -77,6 +78,7 @@ impl Index {
             layout,
             params,
             params_changed: false,
+            flaky_by_signal: OnceLock::new(),
         }
     }
 
