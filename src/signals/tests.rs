@@ -84,6 +84,19 @@ fn a_hit_names_its_code_and_line() {
 }
 
 #[test]
+fn an_address_held_by_a_name_is_shown_with_the_address() {
+    let code = "def test_index():\n    url = \"https://pypi.org/simple/\"\n    response = requests.get(url)\n    assert response.ok\n";
+    let signals = detect(Language::Python, code);
+    let address = signals
+        .risks
+        .iter()
+        .find(|hit| hit.id == "remote-address")
+        .expect("the address behind `url` is found");
+    assert_eq!(address.text, r#"url = "https://pypi.org/simple/""#);
+    assert_eq!(address.line, 3, "the line where the call uses it");
+}
+
+#[test]
 fn inside_a_rust_macro_the_code_is_read_with_its_line() {
     let code = "#[test]\nfn fast() {\n    let start = Instant::now();\n    run();\n    assert!(\n        start.elapsed() < Duration::from_millis(100)\n    );\n}";
     let signals = detect(Language::Rust, code);

@@ -94,7 +94,7 @@ pub(super) fn add_hit(
         .or_else(|| part.invocation.as_ref().map(|(range, _, _)| range.clone()))
         .map_or(0, |range| range.start);
     facts.reading_at.set(at);
-    let Some(hit) = accepted(catalogue, entry, captures, part, facts) else {
+    let Some((hit, shown_as)) = accepted(catalogue, entry, captures, part, facts) else {
         return;
     };
     match (part.in_file(hit.byte_range()), &part.invocation) {
@@ -102,29 +102,31 @@ pub(super) fn add_hit(
             entry: entry_index,
             range,
             line: part.line(hit),
-            text: shown(text_of(hit, part.text)),
+            text: shown(shown_as.as_deref().unwrap_or(text_of(hit, part.text))),
         }),
         (None, Some((range, line, text))) => hits.push(Hit {
             entry: entry_index,
             range: range.clone(),
             line: *line,
-            text: shown(text),
+            text: shown(shown_as.as_deref().unwrap_or(text)),
         }),
         (None, None) => {}
     }
 }
 
-/// The reported node of a match whose values meet its entry's conditions.
+/// The reported node of a match whose values meet its entry's conditions, and what to show of
+/// it when that is not its own text.
 fn accepted<'tree>(
     catalogue: &Catalogue,
     entry: &Entry,
     captures: &[Capture<'tree>],
     part: &Part<'_>,
     facts: &Facts<'_>,
-) -> Option<Node<'tree>> {
+) -> Option<(Node<'tree>, Option<String>)> {
     let names = catalogue.query.capture_names();
     let text = part.text;
     let mut hit = None;
+    let mut shown_as = None;
     let mut unit_override = None;
     for &(index, node) in captures {
         if names[index as usize] == "unit" {
@@ -160,6 +162,10 @@ fn accepted<'tree>(
                 if values::is_local(host) || values::is_placeholder(host) {
                     return None;
                 }
+                if values::string_value(node, text).is_none() {
+                    // Through a name: the evidence shows the address the name holds.
+                    shown_as = Some(format!("{} = {value:?}", text_of(node, text)));
+                }
             }
             "target" if is_known_local(node, text, facts) => return None,
             "receiver" if facts.is_mock(node, text) => return None,
@@ -192,7 +198,7 @@ fn accepted<'tree>(
         }
         ancestor = node.parent();
     }
-    Some(hit)
+    Some((hit, shown_as))
 }
 
 /// The matched code as a user reads it: the first line, at most 60 characters.
