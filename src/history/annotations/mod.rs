@@ -18,6 +18,9 @@
 //! flake, intermittent, racy): "timing" alone says too little there. Comments inside the body are
 //! not read; they more often explain what a test does to stay stable.
 
+pub mod flakiness_words;
+mod head_scanner;
+
 use std::ops::Range;
 use std::sync::LazyLock;
 
@@ -28,6 +31,8 @@ use crate::extract::TestMethod;
 use crate::language::Language;
 
 use super::category_hints;
+use flakiness_words::{Strength, mentions_flakiness};
+use head_scanner::{Piece, scan_head, string_literals};
 
 /// What the markers of one test say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -148,81 +153,8 @@ pub fn strip(code: &str, strip: &[Range<usize>]) -> String {
     kept
 }
 
-/// How much a text must say to count as calling a test flaky.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Strength {
-    /// The reason of a skip marker: it already says the test is not run, and why.
-    Reason,
-    /// A comment on its own.
-    Comment,
-}
-
-static REASON_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)\b(flak(y|ey|iness|iest|ing|es|e)|intermittent(ly)?|rac(y|es?|ing)|race[ -]conditions?|timing|non-?deterministic(ally)?|sporadic(ally)?|unstable|unreliable)\b",
-    )
-    .expect("the pattern compiles")
-});
-
-static COMMENT_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(flak(y|ey|iness|ing|es|e)|intermittent(ly)?|racy)\b")
-        .expect("the pattern compiles")
-});
-
 static IGNORE_WORD: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\bignore\b").expect("the pattern compiles"));
-
-/// Words shortly before a mention that turn it around: "not flaky", "avoids flakiness".
-const NEGATIONS: [&str; 14] = [
-    "not ",
-    "n't ",
-    "no longer",
-    "non-",
-    "non ",
-    "never ",
-    "avoid",
-    "prevent",
-    "reduc",
-    "without ",
-    "less ",
-    "fixed",
-    "fixes ",
-    "to fix",
-];
-
-/// Whether a text says the test is flaky (see the module documentation).
-pub fn mentions_flakiness(text: &str, strength: Strength) -> bool {
-    let words = match strength {
-        Strength::Reason => &*REASON_WORDS,
-        Strength::Comment => &*COMMENT_WORDS,
-    };
-    let lowered = text.to_lowercase();
-    words.find_iter(&lowered).any(|found| {
-        let mut start = found.start().saturating_sub(24);
-        while !lowered.is_char_boundary(start) {
-            start -= 1;
-        }
-        let before = &lowered[start..found.start()];
-        // Only the same clause counts: "Flaky. Not run on CI" is still flaky.
-        let clause = before.rsplit(['.', ';', ':', ',']).next().unwrap_or(before);
-        !NEGATIONS.iter().any(|negation| clause.contains(negation))
-    })
-}
-
-/// A piece of a test's head: the text before its name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Piece {
-    /// `@Name(args)` in Java and Python, `#[name args]` in Rust; `range` covers all of it, `args`
-    /// what follows the name (inside the parentheses, or the rest of the attribute).
-    Marker {
-        range: Range<usize>,
-        name: String,
-        args: Option<Range<usize>>,
-    },
-    Comment {
-        range: Range<usize>,
-    },
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum MarkerKind {
@@ -322,154 +254,6 @@ fn comment_block_above(language: Language, source: &str, start: usize) -> String
     }
     block.reverse();
     block.join("\n")
-}
-
-/// Finds the markers and comments of a test's head. Strings are skipped whole, so a `#` or `//`
-/// inside one is not a comment, and brackets inside one do not end a marker.
-fn scan_head(language: Language, head: &str) -> Vec<Piece> {
-    let bytes = head.as_bytes();
-    let mut pieces = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let rest = &bytes[at..];
-        match (language, rest) {
-            (_, [b'"' | b'\'', ..]) => at = skip_string(language, bytes, at),
-            (Language::Java | Language::Rust, [b'/', b'/', ..])
-            | (Language::Python, [b'#', ..]) => {
-                let end = find_from(bytes, at, b"\n").unwrap_or(bytes.len());
-                pieces.push(Piece::Comment { range: at..end });
-                at = end;
-            }
-            (Language::Java | Language::Rust, [b'/', b'*', ..]) => {
-                let end = find_from(bytes, at + 2, b"*/").map_or(bytes.len(), |end| end + 2);
-                pieces.push(Piece::Comment { range: at..end });
-                at = end;
-            }
-            (Language::Rust, [b'#', b'[', ..]) => {
-                let end = matching_close(language, bytes, at + 1).unwrap_or(bytes.len());
-                let inner = at + 2..end.saturating_sub(1).max(at + 2);
-                let name_end = inner.start
-                    + head[inner.clone()]
-                        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
-                        .unwrap_or(inner.len());
-                pieces.push(Piece::Marker {
-                    range: at..end,
-                    name: head[inner.start..name_end].to_string(),
-                    args: Some(name_end..inner.end),
-                });
-                at = end;
-            }
-            (Language::Java | Language::Python, [b'@', ..]) => {
-                let name_end = at
-                    + 1
-                    + head[at + 1..]
-                        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-                        .unwrap_or(head.len() - at - 1);
-                let open = name_end
-                    + head[name_end..]
-                        .find(|c: char| c != ' ' && c != '\t')
-                        .unwrap_or(head.len() - name_end);
-                let (end, args) = if bytes.get(open) == Some(&b'(') {
-                    let end = matching_close(language, bytes, open).unwrap_or(bytes.len());
-                    (end, Some(open + 1..end.saturating_sub(1).max(open + 1)))
-                } else {
-                    (name_end, None)
-                };
-                pieces.push(Piece::Marker {
-                    range: at..end,
-                    name: head[at + 1..name_end].to_string(),
-                    args,
-                });
-                at = end.max(at + 1);
-            }
-            _ => at += 1,
-        }
-    }
-    pieces
-}
-
-/// The position after the bracket closing the one at `open` (`(` or `[`), skipping strings.
-fn matching_close(language: Language, bytes: &[u8], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut at = open;
-    while at < bytes.len() {
-        match bytes[at] {
-            b'"' | b'\'' => {
-                at = skip_string(language, bytes, at);
-                continue;
-            }
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return Some(at + 1);
-                }
-            }
-            _ => {}
-        }
-        at += 1;
-    }
-    None
-}
-
-/// The position after the string literal starting at `at`: `"..."` in every language, `'...'`
-/// and triple quotes in Python, text blocks in Java. A `'` outside Python is a character literal
-/// or a lifetime; it is stepped over alone.
-fn skip_string(language: Language, bytes: &[u8], at: usize) -> usize {
-    let quote = bytes[at];
-    if quote == b'\'' && language != Language::Python {
-        return at + 1;
-    }
-    let triple = bytes.get(at..at + 3) == Some(&[quote, quote, quote][..]);
-    if triple && language != Language::Rust {
-        let closing = [quote, quote, quote];
-        return find_from(bytes, at + 3, &closing).map_or(bytes.len(), |end| end + 3);
-    }
-    let mut position = at + 1;
-    while position < bytes.len() {
-        match bytes[position] {
-            b'\\' => position += 2,
-            byte if byte == quote => return position + 1,
-            b'\n' if language == Language::Python => return position,
-            _ => position += 1,
-        }
-    }
-    bytes.len()
-}
-
-fn find_from(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    bytes
-        .get(from..)?
-        .windows(needle.len())
-        .position(|window| window == needle)
-        .map(|position| from + position)
-}
-
-/// The contents of the string literals in a marker's arguments.
-fn string_literals(language: Language, text: &str) -> Vec<String> {
-    let bytes = text.as_bytes();
-    let mut literals = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'"' || (bytes[at] == b'\'' && language == Language::Python) {
-            let end = skip_string(language, bytes, at);
-            let quote_len = if bytes.get(at..at + 3).is_some_and(|start| {
-                start.iter().all(|&byte| byte == bytes[at]) && language != Language::Rust
-            }) && end >= at + 6
-            {
-                3
-            } else {
-                1
-            };
-            if let Some(content) = text.get(at + quote_len..end.saturating_sub(quote_len)) {
-                literals.push(content.to_string());
-            }
-            at = end.max(at + 1);
-        } else {
-            at += 1;
-        }
-    }
-    literals
 }
 
 #[cfg(test)]
@@ -589,38 +373,5 @@ mod tests {
         let (marks, stripped) = inspect_one(Language::Rust, "src/a.rs", inner);
         assert!(marks.is_flaky());
         assert!(!stripped.to_lowercase().contains("flaky"));
-    }
-
-    #[test]
-    fn negations_and_clauses() {
-        for text in [
-            "flaky",
-            "FIXME: flaky on CI",
-            "Fails intermittently",
-            "Flaky. Not run on CI",
-        ] {
-            assert!(mentions_flakiness(text, Strength::Comment), "{text}");
-        }
-        for text in [
-            "not flaky",
-            "seed the generator to avoid flakiness",
-            "isn't flaky anymore",
-            "deflaked in #12",
-            "timing",
-        ] {
-            assert!(!mentions_flakiness(text, Strength::Comment), "{text}");
-        }
-        assert!(mentions_flakiness("timing-dependent", Strength::Reason));
-    }
-
-    #[test]
-    fn strings_hide_comment_markers_and_brackets() {
-        let pieces = scan_head(Language::Python, "@skip(\"a # b)\") # real\n");
-        assert_eq!(pieces.len(), 2);
-        assert!(matches!(&pieces[0], Piece::Marker { name, .. } if name == "skip"));
-        assert_eq!(
-            string_literals(Language::Python, "reason='x', other=\"\"\"y\"\"\""),
-            ["x", "y"]
-        );
     }
 }
