@@ -238,7 +238,8 @@ fn index(bytes: &[u8]) {
 
 /// A flaky list, its names looked up among a few tests of each language.
 fn flaky_list(bytes: &[u8]) {
-    use flakesense::history::names::{Catalogue, Spelling};
+    use flakesense::history::names::Catalogue;
+    use flakesense::history::names::spelling::Spelling;
     let catalogue = Catalogue::new([
         (
             Language::Java,

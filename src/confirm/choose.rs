@@ -148,7 +148,7 @@ fn choose_named(selection: &Selection, named: &[PathBuf], root: &Path) -> Result
     let catalogue = repository.catalogue();
     let mut positions = Vec::new();
     for name in &selection.tests {
-        let spelling = names::Spelling::parse(name)
+        let spelling = names::spelling::Spelling::parse(name)
             .with_context(|| format!("`{name}` does not name a test"))?;
         match catalogue.lookup(&spelling) {
             names::Lookup::Found(position) => {

@@ -9,7 +9,8 @@ use anyhow::Result;
 use rustc_hash::FxHashSet as HashSet;
 
 use super::Repository;
-use super::names::{Catalogue, Lookup, Spelling};
+use super::names::spelling::Spelling;
+use super::names::{Catalogue, Lookup};
 use super::{flaky_list, junit};
 use crate::category::Category;
 

@@ -12,7 +12,7 @@ use crate::confirm::choose::ChosenTest;
 use crate::confirm::condition::{Condition, Host};
 use crate::confirm::outcome::{self, CaseResult};
 use crate::confirm::process::{self, Finished, Invocation, Stop};
-use crate::history::names::rust_module_path;
+use crate::history::names::spelling::rust_module_path;
 
 /// How long building the test binaries may take.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);

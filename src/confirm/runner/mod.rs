@@ -20,7 +20,8 @@ use super::condition::Condition;
 use super::outcome::{self, CaseResult};
 use super::process::{Finished, Invocation, Stop};
 use crate::config::{ConfirmConfig, RunnerConfig};
-use crate::history::names::{Catalogue, Lookup, Spelling};
+use crate::history::names::spelling::Spelling;
+use crate::history::names::{Catalogue, Lookup};
 use crate::language::Language;
 
 pub use command::expand_template;
