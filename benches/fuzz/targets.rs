@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use flakesense::analysis::{self, Models, Thresholds};
 use flakesense::extract::decode_source;
+use flakesense::history::junit::report_xml::parse_report;
 use flakesense::index::Index;
 use flakesense::language::Language;
 use flakesense::lsp::framing::{Decoder, Frame};
@@ -142,7 +143,7 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "junit",
         run: |bytes| {
-            let _ = flakesense::history::junit::parse_report(&String::from_utf8_lossy(bytes));
+            let _ = parse_report(&String::from_utf8_lossy(bytes));
         },
         seeds: &["tests/fixtures/history/reports"],
         dictionary: &[

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::history::junit::report_xml::{Report, parse_report};
 pub use crate::history::junit::{CaseResult, Outcome};
-use crate::history::junit::{Report, parse_report};
 
 /// The longest part of a failure message kept.
 const MAX_MESSAGE_CHARS: usize = 4000;
