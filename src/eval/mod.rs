@@ -4,25 +4,24 @@
 
 pub mod metrics;
 pub mod repositories;
+mod run_split;
+mod splits;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::SplitMix64;
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::category::Category;
 use crate::dataset::LabeledTest;
 use crate::embed::{TokenBag, TokenInterner};
-use crate::index::{BuildSettings, Entry, Index, Label};
-use crate::language::Language;
-use crate::predict::{self, Ballot};
-use crate::prevalence::Prevalence;
-use crate::prior::{Example, SignalPrior};
+use crate::index::BuildSettings;
+use crate::predict;
 use crate::signals::{self, Signals};
 pub use metrics::{Counts, Figures};
+use run_split::{SplitResult, run_split};
+use splits::make_splits;
 
 /// How tests are split into training and testing sides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -104,19 +103,6 @@ pub struct TestOutcome {
     pub nearest_distance: f64,
 }
 
-/// What one split produced: its tests' outcomes (by position in the tested data) and its times.
-struct SplitResult {
-    outcomes: Vec<(usize, TestOutcome)>,
-    train_seconds: f64,
-    predict_seconds: f64,
-}
-
-struct Split {
-    project: String,
-    train: Vec<usize>,
-    test: Vec<usize>,
-}
-
 /// Runs the protocol over `tests`; rows of `extra_train` are only ever trained on, and never
 /// when their project is the one being tested. `progress` is called once per finished split.
 pub fn evaluate(
@@ -182,213 +168,6 @@ pub fn evaluate(
         report,
         outcomes.into_iter().map(|(_, outcome)| outcome).collect(),
     )
-}
-
-fn make_splits(
-    tests: &[LabeledTest],
-    pool: &[&LabeledTest],
-    settings: &EvalSettings,
-) -> (Vec<Split>, Vec<String>) {
-    let mut projects: Vec<&str> = tests.iter().map(|test| test.project.as_str()).collect();
-    projects.sort_unstable();
-    projects.dedup();
-    let mut splits = Vec::new();
-    let mut skipped = Vec::new();
-    match settings.protocol {
-        Protocol::PerProject { folds, min_flaky } => {
-            for project in projects {
-                let members: Vec<usize> = (0..tests.len())
-                    .filter(|&i| tests[i].project == project)
-                    .collect();
-                let flaky = members.iter().filter(|&&i| tests[i].flaky).count();
-                if flaky < min_flaky {
-                    skipped.push(project.to_string());
-                    continue;
-                }
-                let fold_of = stratified_folds(
-                    &members,
-                    |i| tests[i].flaky,
-                    folds,
-                    settings.split_seed ^ text_seed(project),
-                );
-                for fold in 0..folds {
-                    let (mut train, mut test) = (Vec::new(), Vec::new());
-                    for (&member, &member_fold) in members.iter().zip(&fold_of) {
-                        if member_fold == fold {
-                            test.push(member)
-                        } else {
-                            train.push(member)
-                        }
-                    }
-                    if !test.is_empty() {
-                        splits.push(Split {
-                            project: project.to_string(),
-                            train,
-                            test,
-                        });
-                    }
-                }
-            }
-        }
-        Protocol::LeaveOneProjectOut => {
-            for project in projects {
-                let test: Vec<usize> = (0..tests.len())
-                    .filter(|&i| tests[i].project == project)
-                    .collect();
-                let train: Vec<usize> = (0..pool.len())
-                    .filter(|&i| pool[i].project != project)
-                    .collect();
-                splits.push(Split {
-                    project: project.to_string(),
-                    train,
-                    test,
-                });
-            }
-        }
-    }
-    (splits, skipped)
-}
-
-/// Assigns each member a fold so that every fold gets its share of each class: each class is
-/// shuffled, then dealt round-robin, the second class continuing where the first stopped.
-fn stratified_folds(
-    members: &[usize],
-    is_positive: impl Fn(usize) -> bool,
-    folds: usize,
-    seed: u64,
-) -> Vec<usize> {
-    let mut rng = SplitMix64::seed_from_u64(seed);
-    let mut fold_of = vec![0; members.len()];
-    let mut dealt = 0;
-    for class in [true, false] {
-        let mut positions: Vec<usize> = (0..members.len())
-            .filter(|&p| is_positive(members[p]) == class)
-            .collect();
-        shuffle(&mut positions, &mut rng);
-        for position in positions {
-            fold_of[position] = dealt % folds;
-            dealt += 1;
-        }
-    }
-    fold_of
-}
-
-/// Fisher-Yates with integer-only bounded draws, the same on every platform.
-fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
-    for i in (1..items.len()).rev() {
-        let j = ((u128::from(rng.next_u64()) * (i as u128 + 1)) >> 64) as usize;
-        items.swap(i, j);
-    }
-}
-
-fn text_seed(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3)
-    })
-}
-
-fn run_split(
-    split: &Split,
-    pool: &[&LabeledTest],
-    bags: &[TokenBag],
-    signals: &[Signals],
-    settings: &EvalSettings,
-) -> SplitResult {
-    let started = Instant::now();
-    let mut index = Index::build(
-        &settings.build,
-        split
-            .train
-            .iter()
-            // FLAST's protocol: the data's "not flaky" is the other class of the vote.
-            .map(|&i| {
-                (
-                    Entry::from_labeled(pool[i], false, Label::Stable),
-                    bags[i].clone(),
-                )
-            }),
-    );
-    let prior = (settings.prior && settings.protocol == Protocol::LeaveOneProjectOut)
-        .then(|| {
-            split
-                .test
-                .first()
-                .map(|&i| fit_prior(pool[i].language, split, pool, signals))
-        })
-        .flatten();
-    index.set_priors(prior.into_iter().collect());
-    // The tested project's signals, from its tests' code: what `check` and the editor see.
-    let prevalence: Prevalence = split
-        .test
-        .iter()
-        .map(|&i| (pool[i].language, &signals[i]))
-        .collect();
-    let train_seconds = started.elapsed().as_secs_f64();
-    let started = Instant::now();
-    let outcomes = split
-        .test
-        .iter()
-        .map(|&i| {
-            let query = index.embed(&bags[i]);
-            let nearest = index.nearest(&query, settings.predict.k, |_| true);
-            let categories: Vec<Vec<Category>> = nearest
-                .iter()
-                .map(|&(position, _)| index.entry(position).categories())
-                .collect();
-            let ballots: Vec<Ballot<'_>> = nearest
-                .iter()
-                .zip(&categories)
-                .map(|(&(position, similarity), categories)| Ballot {
-                    flaky: index.entry(position).is_flaky(),
-                    categories,
-                    distance: (1.0 - similarity).max(0.0),
-                })
-                .collect();
-            let opinion = index
-                .prior(pool[i].language)
-                .map(|prior| predict::prior_opinion(prior, &signals[i], &prevalence).0);
-            let vote = predict::vote(&ballots, opinion);
-            let test = pool[i];
-            (
-                i,
-                TestOutcome {
-                    id: test.id.clone(),
-                    project: split.project.clone(),
-                    flaky: test.flaky,
-                    score: vote.score,
-                    predicted: vote.score > settings.predict.sigma,
-                    category: vote.category,
-                    nearest_id: nearest
-                        .first()
-                        .map(|&(position, _)| index.entry(position).id().to_string()),
-                    nearest_distance: nearest
-                        .first()
-                        .map_or(1.0, |&(_, similarity)| (1.0 - similarity).max(0.0)),
-                },
-            )
-        })
-        .collect();
-    SplitResult {
-        outcomes,
-        train_seconds,
-        predict_seconds: started.elapsed().as_secs_f64(),
-    }
-}
-
-/// Fits a signal prior on the training side of a split, on the tested language's tests.
-fn fit_prior(
-    language: Language,
-    split: &Split,
-    pool: &[&LabeledTest],
-    signals: &[Signals],
-) -> SignalPrior {
-    let examples: Vec<Example<'_>> = split
-        .train
-        .iter()
-        .filter(|&&i| pool[i].language == language)
-        .map(|&i| Example::new(pool[i], &signals[i]))
-        .collect();
-    SignalPrior::fit(language, &examples)
 }
 
 fn summarise(

@@ -113,19 +113,6 @@ fn leave_one_project_out_trains_only_on_other_projects() {
 }
 
 #[test]
-fn folds_are_stratified_and_seeded() {
-    let members: Vec<usize> = (0..100).collect();
-    let folds = stratified_folds(&members, |i| i < 20, 10, 5);
-    for fold in 0..10 {
-        let positives = (0..20).filter(|&i| folds[i] == fold).count();
-        let all = folds.iter().filter(|&&f| f == fold).count();
-        assert_eq!((positives, all), (2, 10));
-    }
-    assert_eq!(folds, stratified_folds(&members, |i| i < 20, 10, 5));
-    assert_ne!(folds, stratified_folds(&members, |i| i < 20, 10, 6));
-}
-
-#[test]
 fn progress_is_reported_per_split() {
     let calls = AtomicUsize::new(0);
     evaluate(
