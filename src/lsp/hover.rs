@@ -1,5 +1,6 @@
-//! `textDocument/hover` on a test's name: the score, the category, the nearest known tests and
-//! the tokens shared with the flaky ones, as Markdown.
+//! `textDocument/hover` on a test's name: the score, the category, the signals, the known flaky
+//! tests with the same risk, the nearest known tests and the tokens shared with the flaky ones, as
+//! Markdown.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
