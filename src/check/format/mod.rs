@@ -183,6 +183,7 @@ mod tests {
     fn neighbor(id: &str, flaky: bool, category: Category, distance: f64) -> Neighbor {
         Neighbor {
             model: 0,
+            // Neighbours at different distances are different entries.
             entry: (distance * 100.0) as usize,
             id: id.to_string(),
             project: "p".to_string(),
