@@ -250,28 +250,13 @@ fn a_warning_shows_the_nearest_known_flaky_tests_that_share_its_strongest_risk()
     // A flaky test of the project with the same code but no sleep is the nearest by tokens; it
     // still votes, but a warning about a sleep shows flaky tests that sleep.
     let without_sleep = "@Test public void waits() throws Exception { service.start(); service.awaitRunning(); assertTrue(service.isRunning()); }";
-    let shipped_java = models::embedded(Language::Java).expect("the shipped model decodes");
-    let params = shipped_java.params();
-    let settings = BuildSettings {
-        tokenizer: params.tokenizer,
-        dims: Dims::Fixed(params.projection.dims),
-        seed: params.projection.seed,
-        description: "a project's flaky test without a sleep".to_string(),
-    };
-    let entry = Entry::new(NewEntry {
-        id: "ServiceTest#waits",
-        project: "this",
-        source: "test",
-        language: Language::Java,
-        label: Label::Flaky,
-        categories: &[],
-        origin: Origin::Manual,
-        path: None,
-        code: Some(without_sleep),
-    });
-    let bag = TokenBag::from_code(params.tokenizer, Language::Java, without_sleep);
     let models = Models {
-        extra: vec![Arc::new(Index::build(&settings, [(entry, bag)]))],
+        extra: vec![one_test_index(
+            Language::Java,
+            "ServiceTest#waits",
+            without_sleep,
+            Label::Flaky,
+        )],
         ..shipped(Language::Java)
     };
     let prediction = analysis::judge_code(&models, &Thresholds::default(), Language::Java, sleeper);
@@ -298,28 +283,29 @@ fn a_warning_shows_the_nearest_known_flaky_tests_that_share_its_strongest_risk()
     assert!(!pure.flaky && pure.examples.is_empty());
 }
 
-/// An index holding one test with `label`, embedded as the shipped Rust model embeds tests.
-fn twin_index(code: &str, label: Label) -> Arc<Index> {
-    let shipped = models::embedded(Language::Rust).expect("the shipped model decodes");
+/// An index of a project holding one test with `label` (its code kept if flaky), embedded as the
+/// shipped model of `language` embeds tests.
+fn one_test_index(language: Language, id: &str, code: &str, label: Label) -> Arc<Index> {
+    let shipped = models::embedded(language).expect("the shipped model decodes");
     let params = shipped.params();
     let settings = BuildSettings {
         tokenizer: params.tokenizer,
         dims: Dims::Fixed(params.projection.dims),
         seed: params.projection.seed,
-        description: "a twin".to_string(),
+        description: format!("one test, {id}"),
     };
     let entry = Entry::new(NewEntry {
-        id: "twin",
-        project: "trained-on",
+        id,
+        project: "this",
         source: "test",
-        language: Language::Rust,
+        language,
         label,
         categories: &[],
         origin: Origin::Dataset,
         path: None,
-        code: None,
+        code: Some(code),
     });
-    let bag = TokenBag::from_code(params.tokenizer, Language::Rust, code);
+    let bag = TokenBag::from_code(params.tokenizer, language, code);
     Arc::new(Index::build(&settings, [(entry, bag)]))
 }
 
@@ -329,7 +315,7 @@ fn an_unlabelled_twin_does_not_erase_the_evidence_but_a_stable_one_does() {
     let alone = score(Language::Rust, sleeper);
     let with_twin = |label| {
         let models = Models {
-            extra: vec![twin_index(sleeper, label)],
+            extra: vec![one_test_index(Language::Rust, "twin", sleeper, label)],
             ..shipped(Language::Rust)
         };
         analysis::judge_code(&models, &Thresholds::default(), Language::Rust, sleeper).score
