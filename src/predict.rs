@@ -321,7 +321,7 @@ fn nearest_of_all(
     mut found: Vec<(usize, usize, f64)>,
     k: usize,
 ) -> Vec<Neighbor> {
-    found.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
+    found.sort_by(nearest_first);
     found.truncate(k);
     found
         .into_iter()
@@ -366,11 +366,33 @@ fn examples_of(
             found.push((model_position, entry, similarity));
         }
     }
-    let mut examples = nearest_of_all(models, queries, found, usize::MAX);
+    found.sort_by(nearest_first);
     let mut seen = HashSet::new();
-    examples.retain(|example| seen.insert((example.project.clone(), example.id.clone())));
-    examples.truncate(EXAMPLES_SHOWN);
-    examples
+    found.retain(|&(model_position, entry_position, _)| {
+        let entry = models[model_position].entry(entry_position);
+        seen.insert((entry.project(), entry.id()))
+    });
+    nearest_of_all(models, queries, found, EXAMPLES_SHOWN)
+}
+
+/// `(model position, entry position, similarity)` most similar first, ties in model then entry
+/// order.
+fn nearest_first(a: &(usize, usize, f64), b: &(usize, usize, f64)) -> std::cmp::Ordering {
+    b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1))
+}
+
+/// The flaky ones of `neighbors` that are not among `examples`, nearest first: what a warning
+/// shows after its examples.
+pub fn flaky_besides<'a>(
+    neighbors: &'a [Neighbor],
+    examples: &'a [Neighbor],
+) -> impl Iterator<Item = &'a Neighbor> {
+    neighbors.iter().filter(|neighbor| {
+        neighbor.flaky
+            && !examples
+                .iter()
+                .any(|example| example.model == neighbor.model && example.entry == neighbor.entry)
+    })
 }
 
 /// Tokens shared with the flaky neighbours, ranked by how many of them share each, then by the

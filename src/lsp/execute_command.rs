@@ -22,6 +22,7 @@ use crate::labels::{self, TestLabel};
 use crate::lsp::analyze::{self, current_analysis, panic_message};
 use crate::lsp::judging::{JudgedTest, NeighborLocator};
 use crate::lsp::session::{ProjectIndexState, Session};
+use crate::predict::{Neighbor, flaky_besides};
 use crate::workspace;
 
 pub const MARK_FLAKY: &str = "flakesense.markFlaky";
@@ -234,15 +235,12 @@ async fn show_similar(session: &Arc<Session>, uri: Uri, test_id: &str) -> Result
     };
     let prediction = &judged.judged.prediction;
     // Known flaky tests with the warning's strongest risk first, then the flaky neighbours.
-    let mut flaky = prediction.examples.clone();
-    for neighbor in prediction.neighbors.iter().filter(|n| n.flaky) {
-        if !flaky
-            .iter()
-            .any(|shown| shown.model == neighbor.model && shown.entry == neighbor.entry)
-        {
-            flaky.push(neighbor.clone());
-        }
-    }
+    let flaky: Vec<Neighbor> = prediction
+        .examples
+        .iter()
+        .chain(flaky_besides(&prediction.neighbors, &prediction.examples))
+        .cloned()
+        .collect();
     // With no flaky neighbour, the nearest ones are still the answer to "what is this like".
     let shown = if flaky.is_empty() {
         prediction.neighbors.clone()

@@ -12,7 +12,7 @@ use anyhow::Result;
 use super::{Changes, Finding, Format, Report};
 use crate::analysis::similarity;
 use crate::category::Category;
-use crate::predict::Neighbor;
+use crate::predict::{Neighbor, flaky_besides};
 use crate::signals::SignalHit;
 
 /// How many flaky neighbours the human, SARIF and GitHub formats name as evidence; JSON lists
@@ -47,17 +47,7 @@ fn verdict(category: Option<Category>) -> String {
 /// category first, as across projects the nearest by tokens alone are often unrelated; nearest
 /// first within each group.
 fn flaky_neighbors(finding: &Finding) -> impl Iterator<Item = &Neighbor> {
-    let mut flaky: Vec<&Neighbor> = finding
-        .neighbors
-        .iter()
-        .filter(|neighbor| neighbor.flaky)
-        .filter(|neighbor| {
-            !finding
-                .examples
-                .iter()
-                .any(|example| example.model == neighbor.model && example.entry == neighbor.entry)
-        })
-        .collect();
+    let mut flaky: Vec<&Neighbor> = flaky_besides(&finding.neighbors, &finding.examples).collect();
     if let Some(category) = finding.category {
         flaky.sort_by_key(|neighbor| !neighbor.categories.contains(&category));
     }
