@@ -59,7 +59,9 @@ pub fn markdown(judged_test: &JudgedTest) -> String {
         }
         text.push('\n');
     }
-    if let (Some(strongest), false) = (prediction.signals.first(), prediction.examples.is_empty()) {
+    if let Some(strongest) = prediction.signals.first()
+        && !prediction.examples.is_empty()
+    {
         let _ = writeln!(
             text,
             "Known flaky tests whose code has the same risk ({}), nearest first:\n",
