@@ -20,7 +20,9 @@ cp "$(command -v rg)" "$staging/rg"
 tar czf "$cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz" -C "$staging" rg
 rm -rf "$staging"
 
-# As root, code-server's install script asks for unsafe-perm; node-pty's runs `npx node-gyp`,
+# package.json's allowScripts names the two packages whose install scripts must run (code-server's
+# builds its VS Code, argon2's its native module): npm 11 warns of every unnamed one, and newer npm
+# skips them. As root, code-server's install script asks for unsafe-perm; node-pty's runs `npx node-gyp`,
 # which must not stop to ask; node-gyp takes Node's headers from the nodejs package instead of
 # downloading them.
 npm_config_unsafe_perm=true npm_config_yes=true npm_config_nodedir=/usr \

@@ -109,19 +109,49 @@ describe("the extension in VS Code (code-server)", { skip }, () => {
     let browser;
     let page;
     let step = 0;
+    // What code-server printed; and whether a failed step has shown the logs yet.
+    let codeServerLog = "";
+    let logsShown = false;
 
     async function screenshot(name) {
         step += 1;
         await page.screenshot({ path: path.join(outputDirectory, `${step}-${name}.png`) });
     }
 
-    /** Runs a step; when it fails, the page as it was goes to `failed-<name>.png`. */
+    /**
+     * Prints, once, what explains a failure where only this test's output is kept (CI): the end of
+     * code-server's log, and of the logs of the extension host and of flakesense's output channel,
+     * which say whether the server started and what it reported. All logs go to `$E2E_OUT/logs`.
+     */
+    function showLogs() {
+        if (logsShown || !work) {
+            return;
+        }
+        logsShown = true;
+        const tail = (text, lines) => text.split("\n").slice(-lines).join("\n");
+        console.error(`--- code-server's log, its end:\n${tail(codeServerLog, 40)}`);
+        const logs = path.join(work, "user-data", "logs");
+        if (!fs.existsSync(logs)) {
+            return;
+        }
+        fs.cpSync(logs, path.join(outputDirectory, "logs"), { recursive: true });
+        const files = fs.readdirSync(logs, { recursive: true }).map((file) => path.join(logs, String(file)));
+        for (const file of files.filter((file) => /(flakesense\.log|remoteexthost\.log)$/.test(file))) {
+            console.error(`--- ${path.relative(logs, file)}, its end:\n${tail(fs.readFileSync(file, "utf8"), 60)}`);
+        }
+    }
+
+    /**
+     * Runs a step; when it fails, the page as it was goes to `failed-<name>.png`, and the logs are
+     * shown (see showLogs).
+     */
     function checked(name, body) {
         return async () => {
             try {
                 await body();
             } catch (error) {
                 await page?.screenshot({ path: path.join(outputDirectory, `failed-${name}.png`) }).catch(() => {});
+                showLogs();
                 throw error;
             }
         };
@@ -199,10 +229,9 @@ describe("the extension in VS Code (code-server)", { skip }, () => {
             ],
             { env: environment, detached: true, stdio: ["ignore", "pipe", "pipe"] },
         );
-        let log = "";
-        codeServer.stdout.on("data", (chunk) => (log += chunk));
-        codeServer.stderr.on("data", (chunk) => (log += chunk));
-        await eventually("code-server listening", () => log.includes("HTTP server listening"), 60_000);
+        codeServer.stdout.on("data", (chunk) => (codeServerLog += chunk));
+        codeServer.stderr.on("data", (chunk) => (codeServerLog += chunk));
+        await eventually("code-server listening", () => codeServerLog.includes("HTTP server listening"), 60_000);
 
         browser = await chromium.launch({
             executablePath: chromiumPath,
