@@ -97,12 +97,22 @@ pub(super) fn add_hit(
     let Some((hit, shown_as)) = accepted(catalogue, entry, captures, part, facts) else {
         return;
     };
-    match (part.in_file(hit.byte_range()), &part.invocation) {
+    let (start, code) = match called_below_its_receiver(hit) {
+        Some(name) => (
+            name,
+            format!(".{}", &part.text[name.start_byte()..hit.end_byte()]),
+        ),
+        None => (hit, text_of(hit, part.text).to_string()),
+    };
+    match (
+        part.in_file(start.start_byte()..hit.end_byte()),
+        &part.invocation,
+    ) {
         (Some(range), _) => hits.push(Hit {
             entry: entry_index,
             range,
-            line: part.line(hit),
-            text: shown(shown_as.as_deref().unwrap_or(text_of(hit, part.text))),
+            line: part.line(start),
+            text: shown(shown_as.as_deref().unwrap_or(&code)),
         }),
         (None, Some((range, line, text))) => hits.push(Hit {
             entry: entry_index,
@@ -199,6 +209,23 @@ fn accepted<'tree>(
         ancestor = node.parent();
     }
     Some((hit, shown_as))
+}
+
+/// The name of a matched method call whose receiver starts on an earlier line, as in a chain
+/// (`builder\n    .setMaxBytes(2, SECONDS)`): the evidence shows and points at that call rather
+/// than at the chain's first word.
+fn called_below_its_receiver(hit: Node<'_>) -> Option<Node<'_>> {
+    let name = match hit.kind() {
+        "method_invocation" => hit.child_by_field_name("name"),
+        "call" | "call_expression" => {
+            let callee = hit.child_by_field_name("function")?;
+            callee
+                .child_by_field_name("attribute")
+                .or_else(|| callee.child_by_field_name("field"))
+        }
+        _ => None,
+    }?;
+    (name.start_position().row > hit.start_position().row).then_some(name)
 }
 
 /// The matched code as a user reads it: the first line, at most 60 characters.
