@@ -97,11 +97,10 @@ pub(super) fn add_hit(
     let Some((hit, shown_as)) = accepted(catalogue, entry, captures, part, facts) else {
         return;
     };
-    let (start, code) = match called_below_its_receiver(hit) {
-        Some(name) => (
-            name,
-            format!(".{}", &part.text[name.start_byte()..hit.end_byte()]),
-        ),
+    let call = called_below_its_receiver(hit)
+        .and_then(|name| Some((name, part.text.get(name.start_byte()..hit.end_byte())?)));
+    let (start, code) = match call {
+        Some((name, call)) => (name, format!(".{call}")),
         None => (hit, text_of(hit, part.text).to_string()),
     };
     match (
