@@ -100,7 +100,7 @@ pub(super) fn add_hit(
     let call = called_below_its_receiver(hit)
         .and_then(|name| Some((name, part.text.get(name.start_byte()..hit.end_byte())?)));
     let (start, code) = match call {
-        Some((name, call)) => (name, format!(".{call}")),
+        Some((name, call)) => (name, chained_call(text_of(hit, part.text), call)),
         None => (hit, text_of(hit, part.text).to_string()),
     };
     match (
@@ -227,10 +227,32 @@ fn called_below_its_receiver(hit: Node<'_>) -> Option<Node<'_>> {
     (name.start_position().row > hit.start_position().row).then_some(name)
 }
 
-/// The matched code as a user reads it: the first line, at most 60 characters.
+/// How many characters of matched code the evidence shows.
+const SHOWN_CHARS: usize = 60;
+/// How many characters of a chain's first line name it before its last call, at most and at
+/// least (a long call leaves the head less room).
+const CHAIN_HEAD_CHARS: std::ops::RangeInclusive<usize> = 12..=30;
+
+/// A call at the end of a chain as a user reads it: the chain's first line, then the call,
+/// `TestServer::configure()….spawn()`.
+fn chained_call(chain: &str, call: &str) -> String {
+    let call_chars = call.lines().next().unwrap_or("").trim().chars().count();
+    let room = SHOWN_CHARS.saturating_sub(call_chars + 2);
+    let head: String = chain
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .chars()
+        .take(room.clamp(*CHAIN_HEAD_CHARS.start(), *CHAIN_HEAD_CHARS.end()))
+        .collect();
+    format!("{head}….{call}")
+}
+
+/// The matched code as a user reads it: the first line, at most `SHOWN_CHARS` characters.
 fn shown(code: &str) -> String {
     let line = code.lines().next().unwrap_or("").trim();
-    let mut shown: String = line.chars().take(60).collect();
+    let mut shown: String = line.chars().take(SHOWN_CHARS).collect();
     if shown.len() < line.len() || code.trim().lines().nth(1).is_some() {
         shown.push_str("...");
     }
