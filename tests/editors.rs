@@ -2,8 +2,8 @@
 //! server reads, with its defaults; and Emacs, through the configuration in `editors/emacs/`,
 //! shows what the server says, by its checks (`editors/emacs/check/run.sh`), which drive eglot
 //! alone, eglot through the multiplexer rassumfrassum, and lsp-mode against this build of the
-//! server as a user would. The Neovim client is tested in `tests/lsp.rs`; the VS Code extension
-//! inside VS Code by `editors/vscode/e2e/`.
+//! server as a user would. The Neovim client is tested in `tests/lsp/real_clients.rs`; the VS
+//! Code extension inside VS Code by `editors/vscode/e2e/`.
 //!
 //! Without Emacs its test says so and passes; `.ci/run` installs it with eglot, lsp-mode and rass.
 
