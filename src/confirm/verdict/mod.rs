@@ -12,164 +12,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::condition::Condition;
-use super::outcome::{CaseResult, Outcome};
 use crate::category::Category;
-use crate::history::category_hints;
 
-/// The longest failure message kept per distinct failure.
-const MESSAGE_CHARS: usize = 200;
+mod label;
+mod tally;
 
-/// A failure message and how often it was seen.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Failure {
-    /// Its telling line: the exception and its message, or the panic's message.
-    pub message: String,
-    pub count: u32,
-    /// What the whole failure text names (the history module's hints).
-    pub categories: Vec<Category>,
-}
-
-/// What the runs of one test under one condition gave.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Tally {
-    pub condition: Condition,
-    /// Why the condition did not run for this test.
-    pub unavailable: Option<String>,
-    pub runs: u32,
-    pub passed: u32,
-    pub failed: u32,
-    pub skipped: u32,
-    /// Runs whose reports held nothing for the test: the runner did not get to it.
-    pub no_result: u32,
-    /// Failed runs that ran past the timeout without a result for the test.
-    pub timed_out: u32,
-    /// `twice`: runs in which the test passed and then failed.
-    pub non_idempotent: u32,
-    pub failures: Vec<Failure>,
-}
-
-impl Tally {
-    pub fn new(condition: Condition, unavailable: Option<String>) -> Tally {
-        Tally {
-            condition,
-            unavailable,
-            runs: 0,
-            passed: 0,
-            failed: 0,
-            skipped: 0,
-            no_result: 0,
-            timed_out: 0,
-            non_idempotent: 0,
-            failures: Vec::new(),
-        }
-    }
-
-    /// Counts one run from the test's results in it (two per case under `twice`, in order).
-    /// A run that timed out without a result for the test failed it.
-    pub fn record(&mut self, results: &[CaseResult], timed_out_after: Option<u64>) {
-        self.runs += 1;
-        if results.is_empty() {
-            match timed_out_after {
-                Some(seconds) => {
-                    self.failed += 1;
-                    self.timed_out += 1;
-                    self.add_failure(&format!("the run timed out after {seconds} s"));
-                }
-                None => self.no_result += 1,
-            }
-            return;
-        }
-        let failed: Vec<&CaseResult> = results
-            .iter()
-            .filter(|result| result.outcome == Outcome::Failed)
-            .collect();
-        if let Some(first) = failed.first() {
-            self.failed += 1;
-            let text = first.messages.join("\n");
-            self.add_failure(if text.trim().is_empty() {
-                "failed without a message"
-            } else {
-                &text
-            });
-        } else if results
-            .iter()
-            .all(|result| result.outcome == Outcome::Skipped)
-        {
-            self.skipped += 1;
-        } else {
-            self.passed += 1;
-        }
-        // Under `twice` each case runs two times in a row: passed, then failed, is state left
-        // behind.
-        let mut by_case: BTreeMap<&str, Vec<Outcome>> = BTreeMap::new();
-        for result in results {
-            by_case
-                .entry(&result.name)
-                .or_default()
-                .push(result.outcome);
-        }
-        if by_case.values().any(|outcomes| {
-            outcomes
-                .windows(2)
-                .any(|pair| pair == [Outcome::Passed, Outcome::Failed])
-        }) {
-            self.non_idempotent += 1;
-        }
-    }
-
-    fn add_failure(&mut self, text: &str) {
-        let message = telling_line(text);
-        match self
-            .failures
-            .iter_mut()
-            .find(|failure| failure.message == message)
-        {
-            Some(failure) => failure.count += 1,
-            None => self.failures.push(Failure {
-                message,
-                count: 1,
-                categories: category_hints::in_failure(text),
-            }),
-        }
-    }
-
-    /// Failed runs over runs with an outcome.
-    fn failure_rate(&self) -> f64 {
-        let decided = self.passed + self.failed;
-        if decided == 0 {
-            0.0
-        } else {
-            f64::from(self.failed) / f64::from(decided)
-        }
-    }
-}
-
-/// The line of a failure that says what went wrong: a panic's message rather than the line
-/// naming the thread, an exception's type joined to its message.
-fn telling_line(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .filter(|line| !(line.starts_with("thread '") && line.contains("panicked at")))
-        .filter(|line| !line.starts_with("note: run with `RUST_BACKTRACE"))
-        .collect();
-    let line = match lines.as_slice() {
-        [] => String::new(),
-        [kind, message, ..]
-            if !kind.contains(char::is_whitespace) && !message.starts_with(kind) =>
-        {
-            format!("{kind}: {message}")
-        }
-        [first, ..] => first.to_string(),
-    };
-    if line.chars().count() > MESSAGE_CHARS {
-        let cut: String = line.chars().take(MESSAGE_CHARS).collect();
-        format!("{cut}...")
-    } else {
-        line
-    }
-}
+pub use label::{Label, LabelKind, evidence, label_of};
+pub use tally::{Failure, Tally};
 
 /// What the runs say about a test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -334,84 +183,12 @@ fn offline_points_to_network(tallies: &[Tally], exposed: &[Condition]) -> bool {
     named || strongest
 }
 
-/// A label a verdict gives a test.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LabelKind {
-    /// Confirmed flaky, with its category and what showed it (`failed 7 of 20 runs under noise`).
-    Flaky {
-        category: Option<Category>,
-        evidence: String,
-    },
-    /// No failure in `runs` runs.
-    Stable { runs: u32 },
-}
-
-/// What `--record` writes for one test.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Label {
-    /// The test as extraction found it: the label store tokenises it as `train --repo` does.
-    pub test: crate::extract::TestMethod,
-    /// The file, relative to the workspace root, `/`-separated.
-    pub path: String,
-    pub kind: LabelKind,
-}
-
-impl LabelKind {
-    /// The `source` an index entry keeps: where the label comes from, in words.
-    pub fn source(&self) -> String {
-        match self {
-            LabelKind::Flaky { evidence, .. } => format!("confirm: {evidence}"),
-            LabelKind::Stable { runs } => format!("confirm: not flaky after {runs} runs"),
-        }
-    }
-}
-
-/// The label of a verdict: a confirmed flaky test is flaky with its category, a test with no
-/// failure in its runs is stable ("not flaky after N runs"); a broken or unrun test gets none.
-pub fn label_of(verdict: &TestVerdict) -> Option<LabelKind> {
-    match verdict.verdict {
-        Verdict::Flaky => Some(LabelKind::Flaky {
-            category: verdict.category,
-            evidence: evidence(verdict),
-        }),
-        Verdict::NoFlakinessSeen => Some(LabelKind::Stable {
-            runs: verdict.passed,
-        }),
-        Verdict::Broken | Verdict::NotRun => None,
-    }
-}
-
-/// `failed 7 of 20 runs under noise, 20 of 20 offline`: the exposing conditions' counts.
-pub fn evidence(verdict: &TestVerdict) -> String {
-    let parts: Vec<String> = verdict
-        .exposed_by
-        .iter()
-        .filter_map(|condition| {
-            verdict
-                .tallies
-                .iter()
-                .find(|tally| tally.condition == *condition)
-        })
-        .map(|tally| {
-            let decided = tally.passed + tally.failed;
-            match tally.condition {
-                Condition::Plain => format!("{} of {decided} runs plainly", tally.failed),
-                Condition::Twice => {
-                    format!("{} of {decided} runs twice in one process", tally.failed)
-                }
-                Condition::Offline => format!("{} of {decided} runs offline", tally.failed),
-                condition => format!("{} of {decided} runs under {condition}", tally.failed),
-            }
-        })
-        .collect();
-    format!("failed {}", parts.join(", "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::confirm::outcome::{CaseResult, Outcome};
 
-    fn case(name: &str, outcome: Outcome, message: &str) -> CaseResult {
+    pub(super) fn case(name: &str, outcome: Outcome, message: &str) -> CaseResult {
         CaseResult {
             classname: "c".to_string(),
             name: name.to_string(),
@@ -425,7 +202,7 @@ mod tests {
         }
     }
 
-    fn tally(condition: Condition, runs: &[&[CaseResult]]) -> Tally {
+    pub(super) fn tally(condition: Condition, runs: &[&[CaseResult]]) -> Tally {
         let mut tally = Tally::new(condition, None);
         for results in runs {
             tally.record(results, None);
@@ -577,34 +354,5 @@ mod tests {
             LabelKind::Stable { runs: 3 }.source(),
             "confirm: not flaky after 3 runs"
         );
-    }
-
-    #[test]
-    fn runs_without_results_are_not_outcomes_unless_they_timed_out() {
-        let mut tally = Tally::new(Condition::Offline, None);
-        tally.record(&[], None);
-        tally.record(&[], Some(30));
-        assert_eq!((tally.runs, tally.no_result, tally.failed), (2, 1, 1));
-        assert_eq!(tally.failures[0].categories, [Category::Timeout]);
-        let verdict = judge(vec![Tally::new(Condition::Plain, None)], &[]);
-        assert_eq!(verdict.verdict, Verdict::NotRun);
-    }
-
-    #[test]
-    fn a_flaky_label_carries_its_category_and_evidence() {
-        let pass = [case("t", Outcome::Passed, "")];
-        let fail = [case("t", Outcome::Failed, "Connection refused")];
-        let verdict = judge(
-            vec![
-                tally(Condition::Plain, &[&pass, &pass]),
-                tally(Condition::Noise, &[&fail, &pass]),
-            ],
-            &[],
-        );
-        let Some(LabelKind::Flaky { category, evidence }) = label_of(&verdict) else {
-            panic!("flaky");
-        };
-        assert_eq!(category, Some(Category::Network));
-        assert_eq!(evidence, "failed 1 of 2 runs under noise");
     }
 }

@@ -1,0 +1,183 @@
+//! Counting runs: what the runs of one test under one condition gave, with the telling line of
+//! each distinct failure and what it names.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::category::Category;
+use crate::confirm::condition::Condition;
+use crate::confirm::outcome::{CaseResult, Outcome};
+use crate::history::category_hints;
+
+/// The longest failure message kept per distinct failure.
+const MESSAGE_CHARS: usize = 200;
+
+/// A failure message and how often it was seen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// Its telling line: the exception and its message, or the panic's message.
+    pub message: String,
+    pub count: u32,
+    /// What the whole failure text names (the history module's hints).
+    pub categories: Vec<Category>,
+}
+
+/// What the runs of one test under one condition gave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    pub condition: Condition,
+    /// Why the condition did not run for this test.
+    pub unavailable: Option<String>,
+    pub runs: u32,
+    pub passed: u32,
+    pub failed: u32,
+    pub skipped: u32,
+    /// Runs whose reports held nothing for the test: the runner did not get to it.
+    pub no_result: u32,
+    /// Failed runs that ran past the timeout without a result for the test.
+    pub timed_out: u32,
+    /// `twice`: runs in which the test passed and then failed.
+    pub non_idempotent: u32,
+    pub failures: Vec<Failure>,
+}
+
+impl Tally {
+    pub fn new(condition: Condition, unavailable: Option<String>) -> Tally {
+        Tally {
+            condition,
+            unavailable,
+            runs: 0,
+            passed: 0,
+            failed: 0,
+            skipped: 0,
+            no_result: 0,
+            timed_out: 0,
+            non_idempotent: 0,
+            failures: Vec::new(),
+        }
+    }
+
+    /// Counts one run from the test's results in it (two per case under `twice`, in order).
+    /// A run that timed out without a result for the test failed it.
+    pub fn record(&mut self, results: &[CaseResult], timed_out_after: Option<u64>) {
+        self.runs += 1;
+        if results.is_empty() {
+            match timed_out_after {
+                Some(seconds) => {
+                    self.failed += 1;
+                    self.timed_out += 1;
+                    self.add_failure(&format!("the run timed out after {seconds} s"));
+                }
+                None => self.no_result += 1,
+            }
+            return;
+        }
+        let failed: Vec<&CaseResult> = results
+            .iter()
+            .filter(|result| result.outcome == Outcome::Failed)
+            .collect();
+        if let Some(first) = failed.first() {
+            self.failed += 1;
+            let text = first.messages.join("\n");
+            self.add_failure(if text.trim().is_empty() {
+                "failed without a message"
+            } else {
+                &text
+            });
+        } else if results
+            .iter()
+            .all(|result| result.outcome == Outcome::Skipped)
+        {
+            self.skipped += 1;
+        } else {
+            self.passed += 1;
+        }
+        // Under `twice` each case runs two times in a row: passed, then failed, is state left
+        // behind.
+        let mut by_case: BTreeMap<&str, Vec<Outcome>> = BTreeMap::new();
+        for result in results {
+            by_case
+                .entry(&result.name)
+                .or_default()
+                .push(result.outcome);
+        }
+        if by_case.values().any(|outcomes| {
+            outcomes
+                .windows(2)
+                .any(|pair| pair == [Outcome::Passed, Outcome::Failed])
+        }) {
+            self.non_idempotent += 1;
+        }
+    }
+
+    fn add_failure(&mut self, text: &str) {
+        let message = telling_line(text);
+        match self
+            .failures
+            .iter_mut()
+            .find(|failure| failure.message == message)
+        {
+            Some(failure) => failure.count += 1,
+            None => self.failures.push(Failure {
+                message,
+                count: 1,
+                categories: category_hints::in_failure(text),
+            }),
+        }
+    }
+
+    /// Failed runs over runs with an outcome.
+    pub(super) fn failure_rate(&self) -> f64 {
+        let decided = self.passed + self.failed;
+        if decided == 0 {
+            0.0
+        } else {
+            f64::from(self.failed) / f64::from(decided)
+        }
+    }
+}
+
+/// The line of a failure that says what went wrong: a panic's message rather than the line
+/// naming the thread, an exception's type joined to its message.
+fn telling_line(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .filter(|line| !(line.starts_with("thread '") && line.contains("panicked at")))
+        .filter(|line| !line.starts_with("note: run with `RUST_BACKTRACE"))
+        .collect();
+    let line = match lines.as_slice() {
+        [] => String::new(),
+        [kind, message, ..]
+            if !kind.contains(char::is_whitespace) && !message.starts_with(kind) =>
+        {
+            format!("{kind}: {message}")
+        }
+        [first, ..] => first.to_string(),
+    };
+    if line.chars().count() > MESSAGE_CHARS {
+        let cut: String = line.chars().take(MESSAGE_CHARS).collect();
+        format!("{cut}...")
+    } else {
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::confirm::verdict::{Verdict, judge};
+
+    #[test]
+    fn runs_without_results_are_not_outcomes_unless_they_timed_out() {
+        let mut tally = Tally::new(Condition::Offline, None);
+        tally.record(&[], None);
+        tally.record(&[], Some(30));
+        assert_eq!((tally.runs, tally.no_result, tally.failed), (2, 1, 1));
+        assert_eq!(tally.failures[0].categories, [Category::Timeout]);
+        let verdict = judge(vec![Tally::new(Condition::Plain, None)], &[]);
+        assert_eq!(verdict.verdict, Verdict::NotRun);
+    }
+}
