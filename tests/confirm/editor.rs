@@ -1,0 +1,148 @@
+//! A confirmation started from the editor: the language server runs it in the background,
+//! reports progress, answers meanwhile, and shows the verdict.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::binary;
+use crate::lsp_client::{ClientBehaviour, LspClient};
+use crate::{PriceService, copy_fixture, have_pytest, serial};
+
+/// A `$/progress` message of a kind (`begin`, `report`, `end`).
+fn progress_of(kind: &'static str) -> impl Fn(&Value) -> bool {
+    move |message: &Value| {
+        message["method"] == "$/progress" && message["params"]["value"]["kind"] == kind
+    }
+}
+
+#[test]
+fn the_editor_confirms_in_the_background_with_progress_and_shows_the_verdict() {
+    let _serial = serial();
+    if !have_pytest() {
+        return;
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(editor_confirms_in_the_background());
+}
+
+async fn editor_confirms_in_the_background() {
+    let service = PriceService::start();
+    let project = copy_fixture("pytest");
+    let root = project.path().to_path_buf();
+    std::fs::write(
+        root.join("flakesense.toml"),
+        "[confirm]\nruns = 1\nconditions = [\"plain\", \"noise\"]\n",
+    )
+    .unwrap();
+    let mut server = tokio::process::Command::new(binary())
+        .arg("serve")
+        .current_dir(&root)
+        .env("CONFIRM_FIXTURE_PORT", service.port.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut client = LspClient::new(
+        server.stdout.take().unwrap(),
+        server.stdin.take().unwrap(),
+        ClientBehaviour::default(),
+    );
+    let root_uri = format!("file://{}", root.display());
+    client
+        .initialize(json!({
+            "processId": null,
+            "rootUri": root_uri,
+            "workspaceFolders": [{"uri": root_uri, "name": "shop"}],
+            "capabilities": {"window": {"workDoneProgress": true}},
+        }))
+        .await;
+    let uri = format!("{root_uri}/test_shop.py");
+    let text = std::fs::read_to_string(root.join("test_shop.py")).unwrap();
+    client.open(&uri, "python", 1, &text).await;
+    client.diagnostics(&uri, None).await;
+    let line = text
+        .lines()
+        .position(|line| line.contains("def test_refreshes_the_cache_in_the_background"))
+        .unwrap();
+    let response = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": {"start": {"line": line, "character": 8}, "end": {"line": line, "character": 8}}, "context": {"diagnostics": []}}),
+        )
+        .await;
+    let actions = response["result"].as_array().unwrap();
+    let confirm = actions
+        .iter()
+        .find(|action| action["title"] == "Confirm: run this test 1 time")
+        .unwrap_or_else(|| panic!("no confirm action in {actions:#?}"));
+    let asked = Instant::now();
+    let started = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": confirm["command"]["command"], "arguments": confirm["command"]["arguments"]}),
+        )
+        .await;
+    assert_eq!(started["result"]["runs"], 1, "{started}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(10),
+        "answered at once"
+    );
+
+    // While the tests run, the server answers.
+    client
+        .collect_until(
+            "the progress's start",
+            progress_of("begin"),
+            Duration::from_secs(60),
+        )
+        .await;
+    let hover = client
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": 8}}),
+        )
+        .await;
+    assert!(hover.get("error").is_none(), "{hover}");
+    let verdict_shown = |message: &Value| {
+        message["method"] == "window/showMessage"
+            && message["params"]["message"]
+                .as_str()
+                .is_some_and(|text| text.contains("test_refreshes_the_cache_in_the_background"))
+    };
+    assert!(
+        !client.received.iter().any(verdict_shown),
+        "the hover was answered while the runs went on"
+    );
+    let shown = client
+        .wait_for("the verdict", verdict_shown, Duration::from_secs(180))
+        .await;
+    let message = shown["params"]["message"].as_str().unwrap();
+    assert!(message.contains("is flaky (async-wait)"), "{message}");
+    assert!(message.contains("under noise"), "{message}");
+    let reports = client
+        .received
+        .iter()
+        .filter(|message| progress_of("report")(message))
+        .count();
+    assert!(reports >= 1, "progress was reported");
+    client
+        .collect_until(
+            "the progress's end",
+            progress_of("end"),
+            Duration::from_secs(10),
+        )
+        .await;
+    client.shutdown_and_exit().await;
+    let status = tokio::time::timeout(Duration::from_secs(10), server.wait())
+        .await
+        .expect("the server exits")
+        .unwrap();
+    assert!(status.success());
+}
