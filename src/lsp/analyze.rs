@@ -246,7 +246,7 @@ async fn reload_changed_project_index(session: &Arc<Session>, judging: Option<&U
     if !session.project_index_changed() {
         return false;
     }
-    crate::lsp::initialize::load_project_index(session).await;
+    crate::lsp::loading::load_project_index(session).await;
     session.invalidate_predictions();
     let others: Vec<Uri> = session
         .documents

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tower_lsp_server::ls_types::DidChangeConfigurationParams;
 
 use crate::lsp::analyze;
-use crate::lsp::initialize::{
+use crate::lsp::loading::{
     apply_editor_settings, apply_settings, load_extra_models, load_settings,
 };
 use crate::lsp::session::Session;

@@ -28,6 +28,7 @@
 mod analyze;
 mod code_action;
 mod confirm;
+mod counting;
 mod diagnostics;
 mod did_change;
 mod did_change_configuration;
@@ -39,6 +40,7 @@ pub mod framing;
 mod hover;
 mod initialize;
 mod judging;
+mod loading;
 mod position;
 mod published;
 mod reread;
