@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::{Report, SIGNALS_SHOWN, flaky_neighbors, hint, summary_line, verdict};
+use super::{Report, SIGNALS_SHOWN, ShownEvidence, hint, summary_line, verdict};
 use crate::analysis::{Severity, similarity};
 use crate::category::Category;
 use crate::terminal::escape;
@@ -56,10 +56,19 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
         for hit in finding.signals.iter().take(SIGNALS_SHOWN) {
             writeln!(out, "  signal: {}", escape(&hit.evidence()))?;
         }
-        let evidence: Vec<_> = flaky_neighbors(finding).collect();
-        if !evidence.is_empty() {
-            writeln!(out, "  nearest known flaky tests:")?;
-            for neighbor in evidence {
+        let shown = ShownEvidence::of(finding);
+        for (heading, neighbors) in [
+            (
+                format!("known flaky tests with the same risk{}", shown.risk_named()),
+                &shown.same_risk,
+            ),
+            ("nearest known flaky tests".to_string(), &shown.nearest),
+        ] {
+            if neighbors.is_empty() {
+                continue;
+            }
+            writeln!(out, "  {heading}:")?;
+            for neighbor in neighbors {
                 writeln!(
                     out,
                     "    {} {} ({}){}",

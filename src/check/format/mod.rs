@@ -42,16 +42,51 @@ fn verdict(category: Option<Category>) -> String {
     }
 }
 
-/// The known flaky tests a finding shows as evidence: first the nearest with the risk of its
-/// strongest signal (its examples), then its flaky neighbours, those flaky for the finding's
-/// category first, as across projects the nearest by tokens alone are often unrelated; nearest
-/// first within each group.
-fn flaky_neighbors(finding: &Finding) -> impl Iterator<Item = &Neighbor> {
-    let mut flaky: Vec<&Neighbor> = flaky_besides(&finding.neighbors, &finding.examples).collect();
-    if let Some(category) = finding.category {
-        flaky.sort_by_key(|neighbor| !neighbor.categories.contains(&category));
+/// The known flaky tests a finding shows as evidence, in two groups that the human, SARIF and
+/// GitHub formats head apart, so that a test shown for its risk is never read as a near one.
+struct ShownEvidence<'a> {
+    /// The message of the strongest signal, whose risk the first group shares: "fixed sleep".
+    risk: Option<&'static str>,
+    /// The nearest known flaky tests with that risk (the finding's examples).
+    same_risk: Vec<&'a Neighbor>,
+    /// Its other flaky neighbours, those flaky for the finding's category first, as across
+    /// projects the nearest by tokens alone are often unrelated.
+    nearest: Vec<&'a Neighbor>,
+}
+
+impl<'a> ShownEvidence<'a> {
+    /// At most [`EVIDENCE_SHOWN`] tests, nearest first within each group. The examples leave
+    /// room for one flaky neighbour: the tests the score and the shared tokens come from.
+    fn of(finding: &'a Finding) -> ShownEvidence<'a> {
+        let mut nearest: Vec<&Neighbor> =
+            flaky_besides(&finding.neighbors, &finding.examples).collect();
+        if let Some(category) = finding.category {
+            nearest.sort_by_key(|neighbor| !neighbor.categories.contains(&category));
+        }
+        let room = if nearest.is_empty() {
+            EVIDENCE_SHOWN
+        } else {
+            EVIDENCE_SHOWN - 1
+        };
+        let same_risk: Vec<&Neighbor> = finding.examples.iter().take(room).collect();
+        nearest.truncate(EVIDENCE_SHOWN - same_risk.len());
+        ShownEvidence {
+            risk: finding.signals.first().map(|hit| hit.message),
+            same_risk,
+            nearest,
+        }
     }
-    finding.examples.iter().chain(flaky).take(EVIDENCE_SHOWN)
+
+    /// The risk in parentheses, " (fixed sleep)", for the first group's heading.
+    fn risk_named(&self) -> String {
+        self.risk.map_or(String::new(), |risk| format!(" ({risk})"))
+    }
+}
+
+/// Both groups of [`ShownEvidence`] in one list, as SARIF's `nearestFlakyTests` gives them.
+fn flaky_neighbors(finding: &Finding) -> Vec<&Neighbor> {
+    let shown = ShownEvidence::of(finding);
+    shown.same_risk.into_iter().chain(shown.nearest).collect()
 }
 
 /// How many signals the human, SARIF and GitHub formats name; JSON lists them all.
@@ -76,20 +111,32 @@ fn message(finding: &Finding, separator: &str) -> String {
     if !signals.is_empty() {
         sentences.push(format!("Signals: {}.", signals.join(", ")));
     }
-    let neighbors: Vec<String> = flaky_neighbors(finding)
-        .map(|neighbor| {
-            format!(
-                "{} ({}, similarity {:.2})",
-                neighbor.id,
-                neighbor.project,
-                similarity(neighbor)
-            )
-        })
-        .collect();
-    if !neighbors.is_empty() {
+    let listed = |neighbors: &[&Neighbor]| {
+        let listed: Vec<String> = neighbors
+            .iter()
+            .map(|neighbor| {
+                format!(
+                    "{} ({}, similarity {:.2})",
+                    neighbor.id,
+                    neighbor.project,
+                    similarity(neighbor)
+                )
+            })
+            .collect();
+        listed.join(", ")
+    };
+    let shown = ShownEvidence::of(finding);
+    if !shown.same_risk.is_empty() {
+        sentences.push(format!(
+            "Known flaky tests with the same risk{}: {}.",
+            shown.risk_named(),
+            listed(&shown.same_risk)
+        ));
+    }
+    if !shown.nearest.is_empty() {
         sentences.push(format!(
             "Nearest known flaky tests: {}.",
-            neighbors.join(", ")
+            listed(&shown.nearest)
         ));
     }
     if !finding.shared_tokens.is_empty() {
@@ -217,6 +264,7 @@ mod tests {
 
     fn shown(finding: &Finding) -> Vec<&str> {
         flaky_neighbors(finding)
+            .into_iter()
             .map(|neighbor| neighbor.id.as_str())
             .collect()
     }
@@ -236,6 +284,32 @@ mod tests {
         assert_eq!(
             shown(&finding),
             ["far-network", "farthest-network", "near-io"]
+        );
+    }
+
+    #[test]
+    fn the_tests_with_the_same_risk_leave_room_for_a_nearest_flaky_neighbour() {
+        let examples = vec![
+            neighbor("risk-1", true, Category::Network, 0.5),
+            neighbor("risk-2", true, Category::Network, 0.6),
+            neighbor("risk-3", true, Category::Network, 0.7),
+        ];
+        let with_neighbour = finding(
+            vec![neighbor("near-network", true, Category::Network, 0.3)],
+            examples.clone(),
+        );
+        assert_eq!(shown(&with_neighbour), ["risk-1", "risk-2", "near-network"]);
+        let sentences = message(&with_neighbour, "\n");
+        assert!(
+            sentences.contains("\nKnown flaky tests with the same risk: risk-1 (")
+                && sentences.contains("\nNearest known flaky tests: near-network ("),
+            "each group under its own heading: {sentences}"
+        );
+        let alone = finding(Vec::new(), examples);
+        assert_eq!(
+            shown(&alone),
+            ["risk-1", "risk-2", "risk-3"],
+            "without flaky neighbours the examples fill the list"
         );
     }
 

@@ -67,6 +67,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> 
                     "score": finding.score,
                     "sharedTokens": finding.shared_tokens,
                     "nearestFlakyTests": flaky_neighbors(finding)
+                        .into_iter()
                         .map(|neighbor| json!({
                             "id": neighbor.id,
                             "project": neighbor.project,
