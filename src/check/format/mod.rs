@@ -93,8 +93,8 @@ fn flaky_neighbors(finding: &Finding) -> Vec<&Neighbor> {
 const SIGNALS_SHOWN: usize = 3;
 
 /// A finding as sentences, joined by `separator`: what it is, then the evidence behind it (its
-/// signals, its nearest flaky neighbours and the tokens it shares with them). SARIF and GitHub
-/// annotations say the same things.
+/// signals, the known flaky tests with its risk and its nearest flaky neighbours, and the tokens
+/// it shares with them). SARIF and GitHub annotations say the same things.
 fn message(finding: &Finding, separator: &str) -> String {
     let mut sentences = vec![format!(
         "{} is {}, score {:.2}.",
