@@ -43,8 +43,8 @@ pub struct Entry {
     pub fix: String,
     /// The query, in tree-sitter's query language (see [`super::query`] for the subset). It
     /// must capture the reported node as `@hit`; the captures named in [`crate::signals`]
-    /// (`@duration`, `@unit`, `@port`, `@address`, `@receiver`, `@hash-receiver`) add
-    /// conditions on values.
+    /// (`@duration`, `@unit`, `@port`, `@address`, `@receiver`, `@hash-receiver`, `@program`)
+    /// add conditions on values.
     pub query: String,
     /// The unit of a bare number captured as `@duration`: `ns`, `us`, `ms`, `s` or `min`.
     #[serde(default)]

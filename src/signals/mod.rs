@@ -20,7 +20,9 @@
 //! - `@receiver`: the object a call is made on, which must not be a mock;
 //! - `@owner`: the object whose state is changed, which must not be a parameter of the enclosing
 //!   function (a pytest fixture such as pytest-django's `settings` undoes what is set on it);
-//! - `@hash-receiver`: the object a call is made on, which must hold a hash-ordered collection.
+//! - `@hash-receiver`: the object a call is made on, which must hold a hash-ordered collection;
+//! - `@program`: the program a command starts, which must not be the crate's own binary
+//!   (`env!("CARGO_BIN_EXE_app")`, `cargo_bin!("app")`, or a name bound to one).
 
 pub mod catalogue;
 pub mod layout;
@@ -56,7 +58,7 @@ use crate::category::Category;
 use crate::language::Language;
 
 /// The captures a catalogue query may use besides those starting with `_`.
-pub const CAPTURES: [&str; 11] = [
+pub const CAPTURES: [&str; 12] = [
     "hit",
     "duration",
     "duration.ms",
@@ -68,6 +70,7 @@ pub const CAPTURES: [&str; 11] = [
     "receiver",
     "owner",
     "hash-receiver",
+    "program",
 ];
 
 /// Where a signal was found: in the test's own code, or in what it runs.

@@ -145,6 +145,17 @@ pub(super) fn is_fixed_local_port(node: Node<'_>, text: &str, facts: &Facts<'_>)
     }
 }
 
+/// Whether a command's program is the crate's own binary, which Cargo builds for its
+/// integration tests: `env!("CARGO_BIN_EXE_app")`, `cargo_bin!("app")`, `cargo_bin("app")`, or
+/// a name bound to one (`const BINARY: &str = env!("CARGO_BIN_EXE_app");`).
+pub(super) fn is_own_binary(node: Node<'_>, text: &str, facts: &Facts<'_>) -> bool {
+    let names_it = |code: &str| code.contains("CARGO_BIN_EXE_") || code.contains("cargo_bin");
+    names_it(values::text_of(node, text))
+        || values::last_name(node, text)
+            .and_then(|name| facts.binding(name))
+            .is_some_and(|bound| names_it(values::text_of(bound, facts.text)))
+}
+
 /// Whether an address expression surely stays on the machine: a string naming a local host, or
 /// code that builds one (`listener.local_addr()`, `f"http://localhost:{port}"`).
 pub(super) fn is_known_local(node: Node<'_>, text: &str, facts: &Facts<'_>) -> bool {

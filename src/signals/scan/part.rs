@@ -11,7 +11,7 @@ use super::Hit;
 use crate::signals::catalogue::{Catalogue, Entry};
 use crate::signals::placement::{
     FUNCTION_BODIES, call_name, in_skip_condition, in_text, is_fixed_local_port, is_known_local,
-    is_parameter, string_or_bound,
+    is_own_binary, is_parameter, string_or_bound,
 };
 use crate::signals::query::Capture;
 use crate::signals::values::{self, Facts, text_of};
@@ -180,6 +180,7 @@ fn accepted<'tree>(
             "receiver" if facts.is_mock(node, text) => return None,
             "owner" if is_parameter(node, text) => return None,
             "hash-receiver" if !facts.is_hash_collection(node, text) => return None,
+            "program" if is_own_binary(node, text, facts) => return None,
             _ => {}
         }
     }
