@@ -125,7 +125,9 @@ async fn editor_confirms_in_the_background() {
         .await;
     let message = shown["params"]["message"].as_str().unwrap();
     assert!(message.contains("is flaky (async-wait)"), "{message}");
-    assert!(message.contains("under noise"), "{message}");
+    // Which condition's one run loses the race depends on the machine's load (usually noise,
+    // sometimes one processor or a plain run): the verdict cites the runs that failed.
+    assert!(message.contains("failed 1 of 1 runs"), "{message}");
     let reports = client
         .received
         .iter()
