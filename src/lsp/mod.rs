@@ -41,6 +41,7 @@ mod hover;
 mod initialize;
 mod judging;
 mod loading;
+mod neighbors;
 mod position;
 mod published;
 mod reread;
