@@ -41,10 +41,16 @@ impl SignalPrior {
         let calibration = L2_PENALTIES
             .iter()
             .filter_map(|&penalty| {
-                let predictions =
-                    held_out_predictions(&names, scaled, &mitigations, &tallies, &groups, penalty)?;
+                let HeldOut {
+                    probabilities,
+                    judged,
+                } = held_out_predictions(&names, scaled, &mitigations, &tallies, &groups, penalty)?;
                 if whole {
-                    let repositories: Vec<Prediction> = predictions
+                    // A test with no risk speaking for flakiness is never flagged (`check`'s
+                    // evidence rule), so it must not fill an alarm rate's share: a long test
+                    // with no risk would stop the information threshold above tests with a
+                    // weak risk (see models/README.md for what this changed).
+                    let repositories: Vec<Prediction> = judged
                         .iter()
                         .zip(&groups)
                         .filter(|(_, group)| group.example.whole_repository)
@@ -55,8 +61,8 @@ impl SignalPrior {
                     let caught = recall_above(&repositories, warning);
                     Some((penalty, information.min(warning), warning, caught))
                 } else {
-                    let (warning, mcc) = best_threshold(&predictions, 0.5, matthews)?;
-                    let (information, _) = best_threshold(&predictions, 0.5, f1)?;
+                    let (warning, mcc) = best_threshold(&probabilities, 0.5, matthews)?;
+                    let (information, _) = best_threshold(&probabilities, 0.5, f1)?;
                     Some((penalty, information.min(warning), warning, mcc))
                 }
             })
@@ -73,6 +79,12 @@ impl SignalPrior {
             penalty,
             &capped(&mitigations, names.len(), scaled),
         );
+        // Where the held-out tests that can be warned are fewer than a threshold's share, it
+        // falls to the level of a test with no risk; a test with no signal at all must still
+        // stay at or below it, or every test of a project would be flagged.
+        let nothing = sigmoid(bias);
+        let information_probability = information_probability.max(nothing);
+        let warning_probability = warning_probability.max(information_probability);
         let named = |names: &[&str], weights: &[f64]| -> Vec<(String, f64)> {
             names
                 .iter()
@@ -234,10 +246,11 @@ pub(super) fn held_out_predictions(
     tallies: &BTreeMap<&str, ProjectTally>,
     groups: &[Group<'_>],
     penalty: f64,
-) -> Option<Vec<Prediction>> {
+) -> Option<HeldOut> {
     // Only projects with both flaky and other tests can show where the line between them lies;
     // each is held out in turn, as the leave-one-project-out protocol does. Sets of flaky tests
     // alone (IDoFT, FlakyCat) always stay in the fit: they still teach the regression.
+    let risks = mitigations.start;
     let mixed: Vec<&str> = tallies
         .iter()
         .filter(|(_, tally)| tally.stable && tally.flaky)
@@ -246,7 +259,7 @@ pub(super) fn held_out_predictions(
     if mixed.len() < 2 {
         return None;
     }
-    let mut predictions: Vec<Prediction> = groups
+    let mut probabilities: Vec<Prediction> = groups
         .iter()
         .map(|group| Prediction {
             probability: f64::NAN,
@@ -254,7 +267,8 @@ pub(super) fn held_out_predictions(
             count: group.count,
         })
         .collect();
-    let held_out: Vec<Vec<(usize, f64)>> = mixed
+    let mut judged = probabilities.clone();
+    let held_out: Vec<Vec<(usize, f64, f64)>> = mixed
         .par_iter()
         .map(|held_out| {
             // The typical shares, too, come from the projects of the fit only.
@@ -276,16 +290,53 @@ pub(super) fn held_out_predictions(
                 .enumerate()
                 .filter(|(_, (_, group))| group.example.project == *held_out)
                 .map(|(position, (row, _))| {
-                    let logit = bias + row.iter().map(|&(i, x)| weights[i] * x).sum::<f64>();
-                    (position, sigmoid(logit))
+                    let probability =
+                        sigmoid(bias + row.iter().map(|&(i, x)| weights[i] * x).sum::<f64>());
+                    // With no risk speaking for flakiness, `check` gives a test no more than
+                    // it gives a test with no signal at all.
+                    let judged = if has_evidence(row, &weights, names.len(), risks) {
+                        probability
+                    } else {
+                        probability.min(sigmoid(bias))
+                    };
+                    (position, probability, judged)
                 })
                 .collect()
         })
         .collect();
-    for (position, probability) in held_out.into_iter().flatten() {
-        predictions[position].probability = probability;
+    for (position, probability, as_judged) in held_out.into_iter().flatten() {
+        probabilities[position].probability = probability;
+        judged[position].probability = as_judged;
     }
-    Some(predictions)
+    Some(HeldOut {
+        probabilities,
+        judged,
+    })
+}
+
+/// Every group's held-out prediction (NaN for groups of projects without both flaky and other
+/// tests), as the regression gives it and as `check` judges it.
+pub(super) struct HeldOut {
+    pub(super) probabilities: Vec<Prediction>,
+    pub(super) judged: Vec<Prediction>,
+}
+
+/// Whether a design row has a risk whose weight, with its share weight times its share, speaks
+/// for flakiness: what `check` shows as evidence ([`crate::predict::prior_opinion`]). Risks are
+/// the first `risks` features; a share feature sits `features` after its risk.
+pub(super) fn has_evidence(
+    row: &[(usize, f64)],
+    weights: &[f64],
+    features: usize,
+    risks: usize,
+) -> bool {
+    row.iter().filter(|&&(i, _)| i < risks).any(|&(i, _)| {
+        let share = row
+            .iter()
+            .find(|&&(j, _)| j == features + i)
+            .map_or(0.0, |&(j, x)| weights[j] * x);
+        weights[i] + share > 0.0
+    })
 }
 
 /// Per risk, the mean over projects with stable tests (but `except`) of its share of their

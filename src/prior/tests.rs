@@ -208,3 +208,68 @@ fn the_solver_solves() {
     assert!((solution[0] - 0.8).abs() < 1e-12 && (solution[1] - 1.4).abs() < 1e-12);
     assert!(solve(vec![vec![0.0, 0.0], vec![0.0, 0.0]], vec![1.0, 1.0]).is_none());
 }
+
+#[test]
+fn a_test_s_length_is_no_evidence_and_a_share_can_outweigh_a_risk() {
+    // Features: 0 a risk, 1 a second risk, 2 the length (after the risks); the share feature of
+    // risk i sits 3 after it.
+    let (features, risks) = (3, 2);
+    let weights = [1.0, 0.5, 2.0, 0.0, -10.0];
+    assert!(!super::fit::has_evidence(
+        &[(2, 1.0)],
+        &weights,
+        features,
+        risks
+    ));
+    assert!(super::fit::has_evidence(
+        &[(0, 1.0), (3, 0.4)],
+        &weights,
+        features,
+        risks
+    ));
+    assert!(
+        !super::fit::has_evidence(&[(1, 1.0), (4, 0.2)], &weights, features, risks),
+        "0.5 - 10 x 0.2 speaks against flakiness"
+    );
+}
+
+#[test]
+fn the_information_threshold_fills_its_share_with_tests_that_can_be_flagged() {
+    // In each repository of 200 tests: 4 sleep (half flaky), 10 read the wall clock (one flaky),
+    // 60 are long with no risk (one in six flaky), the rest plain (one in 68). Long tests rank
+    // above the wall clock but can never be flagged; the information threshold (10% of tests)
+    // must reach the wall-clock tests instead of stopping at the long ones.
+    let mut examples = Vec::new();
+    for project in ["a", "b", "c", "d", "e"] {
+        for i in 0..200 {
+            let (hits, flaky): (&'static [&'static str], bool) = match i {
+                0..4 => (&["fixed-sleep"], i % 2 == 0),
+                4..14 => (&["wall-clock"], i == 4),
+                14..74 => (&["lines>=40"], i % 6 == 0),
+                _ => (&[], i % 68 == 0),
+            };
+            examples.push(Example {
+                whole_repository: true,
+                ..example(hits, flaky, project)
+            });
+        }
+    }
+    let prior = SignalPrior::fit(Language::Java, &examples);
+    let unknown = Prevalence::default();
+    let judged = |code: &str| {
+        let signals = signals::detect(Language::Java, code);
+        crate::predict::prior_opinion(&prior, &signals, &unknown)
+            .0
+            .score
+    };
+    let clock = judged("void t() { long now = System.currentTimeMillis(); check(now); }");
+    let long_body: String = (0..45).map(|i| format!("  step({i});\n")).collect();
+    let long = judged(&format!("void t() {{\n{long_body}}}"));
+    let nothing = judged("void t() { check(1); }");
+    assert!(
+        clock > 0.5,
+        "the wall-clock test is flagged: {clock} {prior:?}"
+    );
+    assert!(long <= 0.5, "a long test with no risk is not: {long}");
+    assert!(nothing <= 0.5, "nor a test with no signal: {nothing}");
+}
