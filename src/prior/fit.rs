@@ -285,6 +285,9 @@ pub(super) fn held_out_predictions(
                 penalty,
                 &capped(mitigations, names.len(), scaled),
             );
+            // With no risk speaking for flakiness, `check` gives a test no more than it gives a
+            // test with no signal at all.
+            let nothing = sigmoid(bias);
             rows.iter()
                 .zip(groups)
                 .enumerate()
@@ -292,12 +295,10 @@ pub(super) fn held_out_predictions(
                 .map(|(position, (row, _))| {
                     let probability =
                         sigmoid(bias + row.iter().map(|&(i, x)| weights[i] * x).sum::<f64>());
-                    // With no risk speaking for flakiness, `check` gives a test no more than
-                    // it gives a test with no signal at all.
                     let judged = if has_evidence(row, &weights, names.len(), risks) {
                         probability
                     } else {
-                        probability.min(sigmoid(bias))
+                        probability.min(nothing)
                     };
                     (position, probability, judged)
                 })
