@@ -98,14 +98,14 @@ fn an_address_held_by_a_name_is_shown_with_the_address() {
 
 #[test]
 fn a_call_at_the_end_of_a_chain_is_shown_with_the_chain_s_head_on_its_own_line() {
-    let code = "@Test\nvoid throttles() throws Exception {\n    try (InputStream in = builder\n            .setInputStream(origin())\n            .setMaxBytes(2, ChronoUnit.SECONDS)\n            .get()) {\n        read(in);\n    }\n}";
+    let code = "@Test\nvoid starts() throws Exception {\n    try (Service service = builder\n            .setOrigin(origin())\n            .awaitRunning(2, ChronoUnit.SECONDS)\n            .get()) {\n        read(service);\n    }\n}";
     let signals = detect(Language::Java, code);
     let wait = signals
         .risks
         .iter()
         .find(|hit| hit.id == "tight-wait")
         .expect("the two-second bound is read");
-    assert_eq!(wait.text, "builder….setMaxBytes(2, ChronoUnit.SECONDS)");
+    assert_eq!(wait.text, "builder….awaitRunning(2, ChronoUnit.SECONDS)");
     assert_eq!(
         wait.line, 5,
         "the line of the call, not of the chain's first word"
