@@ -5,26 +5,21 @@
 use serde_json::Value;
 
 use crate::common::run_ok;
-use crate::{
-    PriceService, condition, confirm_json, copy_fixture, flakesense, have_pytest, serial, test,
-};
+use crate::{PytestProject, condition, confirm_json, flakesense, test};
 
 #[test]
 fn by_default_the_suspects_of_the_uncommitted_change_are_run() {
-    let _serial = serial();
-    if !have_pytest() {
+    let Some(pytest) = PytestProject::start() else {
         return;
-    }
-    let service = PriceService::start();
-    let project = copy_fixture("pytest");
-    let root = project.path();
+    };
+    let (service, root) = (&pytest.service, pytest.root());
     let test_file = std::fs::read_to_string(root.join("test_shop.py")).unwrap();
     std::fs::remove_file(root.join("test_shop.py")).unwrap();
     run_ok("git", &["init", "-q", "-b", "main"], root);
     run_ok("git", &["add", "."], root);
     run_ok("git", &["commit", "-q", "-m", "settings"], root);
     std::fs::write(root.join("test_shop.py"), test_file).unwrap();
-    let (output, report) = confirm_json(root, &service, &["--runs", "1", "--conditions", "plain"]);
+    let (output, report) = confirm_json(root, service, &["--runs", "1", "--conditions", "plain"]);
     assert_eq!(report["settings"]["changes"], "diff-base");
     assert_eq!(report["settings"]["diff_base"], "HEAD");
     let ids: Vec<&str> = report["tests"]
@@ -51,7 +46,7 @@ fn by_default_the_suspects_of_the_uncommitted_change_are_run() {
     // Once committed, nothing is left to confirm.
     run_ok("git", &["add", "."], root);
     run_ok("git", &["commit", "-q", "-m", "tests"], root);
-    let output = flakesense(root, &service).arg("confirm").output().unwrap();
+    let output = flakesense(root, service).arg("confirm").output().unwrap();
     assert_eq!(output.status.code(), Some(0));
     assert!(
         String::from_utf8_lossy(&output.stderr).contains("no test to confirm"),
@@ -62,12 +57,10 @@ fn by_default_the_suspects_of_the_uncommitted_change_are_run() {
 
 #[test]
 fn offline_is_reported_unavailable_when_the_kernel_refuses() {
-    let _serial = serial();
-    if !have_pytest() {
+    let Some(pytest) = PytestProject::start() else {
         return;
-    }
-    let service = PriceService::start();
-    let project = copy_fixture("pytest");
+    };
+    let (service, root) = (&pytest.service, pytest.root());
     // An `unshare` that fails as it does where unprivileged namespaces are disabled.
     let bin = tempfile::tempdir().unwrap();
     let unshare = bin.path().join("unshare");
@@ -84,7 +77,7 @@ fn offline_is_reported_unavailable_when_the_kernel_refuses() {
         bin.path().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let output = flakesense(project.path(), &service)
+    let output = flakesense(root, service)
         .env("PATH", path)
         .args([
             "confirm",
@@ -107,7 +100,7 @@ fn offline_is_reported_unavailable_when_the_kernel_refuses() {
     assert_eq!(offline["runs"], 0);
     assert_eq!(network["verdict"], "no-flakiness-seen");
     // The human format says it too.
-    let output = flakesense(project.path(), &service)
+    let output = flakesense(root, service)
         .env(
             "PATH",
             format!(

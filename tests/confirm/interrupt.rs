@@ -4,7 +4,7 @@ use std::io::Read;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::{PriceService, copy_fixture, flakesense, have_pytest, serial};
+use crate::{PytestProject, flakesense};
 
 /// The processes whose environment holds `marker`, but `except`.
 fn processes_marked(marker: &str, except: u32) -> Vec<(u32, String)> {
@@ -35,16 +35,13 @@ fn processes_marked(marker: &str, except: u32) -> Vec<(u32, String)> {
 
 #[test]
 fn ctrl_c_ends_every_test_process_and_records_nothing() {
-    let _serial = serial();
-    if !have_pytest() {
+    let Some(pytest) = PytestProject::start() else {
         return;
-    }
-    let service = PriceService::start();
-    let project = copy_fixture("pytest");
-    let root = project.path();
+    };
+    let (service, root) = (&pytest.service, pytest.root());
     let marker = format!("FLAKESENSE_INTERRUPT_MARK={}", std::process::id());
     let (key, value) = marker.split_once('=').unwrap();
-    let child = flakesense(root, &service)
+    let child = flakesense(root, service)
         .env(key, value)
         .args([
             "confirm",

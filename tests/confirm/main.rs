@@ -83,6 +83,32 @@ impl PriceService {
     }
 }
 
+/// The pytest fixture project, copied afresh, with the price service its tests call; held
+/// alone (one confirmation at a time). `None` where pytest is missing, which fails under CI.
+struct PytestProject {
+    service: PriceService,
+    project: tempfile::TempDir,
+    _serial: MutexGuard<'static, ()>,
+}
+
+impl PytestProject {
+    fn start() -> Option<PytestProject> {
+        let serial = serial();
+        if !have_pytest() {
+            return None;
+        }
+        Some(PytestProject {
+            service: PriceService::start(),
+            project: copy_fixture("pytest"),
+            _serial: serial,
+        })
+    }
+
+    fn root(&self) -> &Path {
+        self.project.path()
+    }
+}
+
 /// A copy of a fixture project in a fresh directory.
 fn copy_fixture(name: &str) -> tempfile::TempDir {
     let directory = tempfile::tempdir().unwrap();

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::common::{run_ok, tool_available};
 use crate::{
-    PriceService, condition, confirm_json, copy_fixture, flakesense, have, have_pytest, serial,
+    PriceService, PytestProject, condition, confirm_json, copy_fixture, flakesense, have, serial,
     test,
 };
 use flakesense::index::Index;
@@ -72,16 +72,13 @@ fn assert_fixture_verdicts(report: &Value, names: [&str; 4], twice: bool) {
 
 #[test]
 fn pytest_project_confirms_each_cause_and_record_teaches_check() {
-    let _serial = serial();
-    if !have_pytest() {
+    let Some(pytest) = PytestProject::start() else {
         return;
-    }
-    let service = PriceService::start();
-    let project = copy_fixture("pytest");
-    let root = project.path();
+    };
+    let (service, root) = (&pytest.service, pytest.root());
     let (output, report) = confirm_json(
         root,
-        &service,
+        service,
         &[
             "--runs",
             "2",
@@ -131,7 +128,7 @@ fn pytest_project_confirms_each_cause_and_record_teaches_check() {
         "{}",
         race.source
     );
-    let check = flakesense(root, &service)
+    let check = flakesense(root, service)
         .args(["check", "--format", "json", "."])
         .output()
         .unwrap();
@@ -265,21 +262,19 @@ fn junit_project_confirms_each_cause_with_the_console_launcher() {
 
 #[test]
 fn a_command_template_runs_the_tests_and_nextest_is_driven_whole() {
-    let _serial = serial();
-    if !have_pytest() {
-        return;
-    }
-    let service = PriceService::start();
     // pytest through a command of flakesense.toml: `{tests}` and `{report}` filled in.
-    let project = copy_fixture("pytest");
+    let Some(pytest) = PytestProject::start() else {
+        return;
+    };
+    let (service, root) = (&pytest.service, pytest.root());
     std::fs::write(
-        project.path().join("flakesense.toml"),
+        root.join("flakesense.toml"),
         "[confirm.python]\ncommand = \"python3 -m pytest -p no:cacheprovider {tests} --junitxml={report}\"\n",
     )
     .unwrap();
     let (_, report) = confirm_json(
-        project.path(),
-        &service,
+        root,
+        service,
         &[
             "--runs",
             "1",
@@ -317,7 +312,7 @@ fn a_command_template_runs_the_tests_and_nextest_is_driven_whole() {
     .unwrap();
     let (_, report) = confirm_json(
         project.path(),
-        &service,
+        service,
         &[
             // Two runs: one run under noise missed the race once on a loaded machine.
             "--runs",
