@@ -19,6 +19,11 @@ use flakesense::confirm::process::Stop;
 use flakesense::extract;
 use flakesense::language::Language;
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::copy_tree;
+
 const LAUNCHER: &str = "/usr/share/java/junit-platform-console-standalone.jar";
 
 struct Project {
@@ -54,19 +59,6 @@ fn setting(name: &str, default: u32) -> u32 {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(default)
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 fn chosen(root: &Path, project: &Project) -> ChosenTest {

@@ -4,6 +4,10 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use common::copy_tree;
+
+mod common;
+
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
 /// The commands to try, with the exit code each earns; `out` is a scratch directory.
@@ -30,19 +34,6 @@ fn commands(out: &Path) -> Vec<(Vec<String>, i32)> {
     .into_iter()
     .map(|(args, code)| (args.into_iter().map(str::to_string).collect(), code))
     .collect()
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("a directory");
-    for entry in std::fs::read_dir(from).expect("readable") {
-        let entry = entry.expect("readable");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("a type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copied");
-        }
-    }
 }
 
 fn flakesense(args: &[String]) -> Command {

@@ -4,26 +4,16 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::copy_tree;
 use flakesense::category::Category;
 use flakesense::index::{Index, IndexWriter, Label, Origin};
+
+mod common;
 
 fn fixture(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/history")
         .join(relative)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("writable");
-    for entry in std::fs::read_dir(from).expect("readable") {
-        let entry = entry.expect("readable");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("readable").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("writable");
-        }
-    }
 }
 
 /// A temporary copy of the fixture repository; the directory is deleted when dropped.
@@ -36,7 +26,7 @@ impl Shop {
     fn new() -> Shop {
         let directory = tempfile::tempdir().expect("a temporary directory");
         let root = directory.path().join("shop");
-        copy_dir(&fixture("shop"), &root);
+        copy_tree(&fixture("shop"), &root);
         Shop {
             _directory: directory,
             root,

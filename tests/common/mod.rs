@@ -99,3 +99,17 @@ pub fn write(root: &Path, path: &str, content: &str) {
     std::fs::create_dir_all(path.parent().expect("a file has a parent")).unwrap();
     std::fs::write(path, content).unwrap();
 }
+
+/// Copies the directory tree `from` to `to`, creating `to`.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("a directory to copy into");
+    for entry in std::fs::read_dir(from).expect("a readable directory") {
+        let entry = entry.expect("a readable entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("a file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("a copied file");
+        }
+    }
+}

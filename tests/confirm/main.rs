@@ -31,7 +31,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde_json::Value;
 
-use common::fixtures;
+use common::{copy_tree, fixtures};
 
 /// One confirmation at a time.
 fn serial() -> MutexGuard<'static, ()> {
@@ -114,19 +114,6 @@ fn copy_fixture(name: &str) -> tempfile::TempDir {
     let directory = tempfile::tempdir().unwrap();
     copy_tree(&fixtures().join("confirm").join(name), directory.path());
     directory
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// `flakesense` in a directory, with the price service's port and a cargo target directory
