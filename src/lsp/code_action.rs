@@ -146,6 +146,7 @@ fn confirm_action(uri: &Uri, judged: &JudgedTest, runs: u32) -> CodeAction {
     );
     CodeAction {
         title: title.clone(),
+        kind: Some(CodeActionKind::QUICKFIX),
         command: Some(Command {
             title,
             command: crate::lsp::confirm::CONFIRM.to_string(),

@@ -129,6 +129,11 @@ async fn code_actions_on_a_flagged_test_and_the_ignore_marker() {
             "Confirm: run this test 20 times",
         ]
     );
+    // Every action has the kind the server advertises: VS Code drops an action without one when
+    // it asks for quick fixes only.
+    for offered in &actions {
+        assert_eq!(offered["kind"], "quickfix", "{offered}");
+    }
     let mark = action(&actions, "Mark as flaky");
     assert_eq!(mark["command"]["command"], "flakesense.markFlaky");
     assert_eq!(
