@@ -63,7 +63,14 @@ pub async fn code_action(
             actions.push(confirm_action(&uri, judged, runs));
             actions
         })
-        .map(CodeActionOrCommand::CodeAction)
+        // The one kind the server advertises (`initialize`): VS Code drops an action without a
+        // kind whenever it asks for quick fixes only.
+        .map(|action| {
+            CodeActionOrCommand::CodeAction(CodeAction {
+                kind: Some(CodeActionKind::QUICKFIX),
+                ..action
+            })
+        })
         .collect();
     Some(actions)
 }
@@ -80,7 +87,6 @@ fn actions_for_test(
     let arguments = || vec![json!(uri.as_str()), json!(id)];
     let action = |title: String, command: &str, arguments: Vec<Value>| CodeAction {
         title: title.clone(),
-        kind: Some(CodeActionKind::QUICKFIX),
         diagnostics: (!diagnostics.is_empty()).then(|| diagnostics.clone()),
         command: Some(Command {
             title,
@@ -146,7 +152,6 @@ fn confirm_action(uri: &Uri, judged: &JudgedTest, runs: u32) -> CodeAction {
     );
     CodeAction {
         title: title.clone(),
-        kind: Some(CodeActionKind::QUICKFIX),
         command: Some(Command {
             title,
             command: crate::lsp::confirm::CONFIRM.to_string(),
@@ -190,7 +195,6 @@ fn ignore_action(
     };
     CodeAction {
         title: "Ignore this test (flakesense: ignore)".to_string(),
-        kind: Some(CodeActionKind::QUICKFIX),
         diagnostics: (!diagnostics.is_empty()).then_some(diagnostics),
         edit: Some(WorkspaceEdit {
             changes: Some(HashMap::from([(uri.clone(), vec![edit])])),
