@@ -299,17 +299,36 @@ describe("the extension in VS Code (code-server)", { skip }, () => {
         await eventually("the hover closed", async () => (await visible(".monaco-hover")) === 0, 15_000);
     }));
 
-    /** The titles of the code actions offered (Ctrl+.) with the cursor on `name`. */
-    async function codeActions(name) {
+    /** Where the status bar says the cursor is ("Ln 13, Col 9"). */
+    function cursor() {
+        return page.locator(".statusbar-item", { hasText: /^Ln \d+, Col \d+/ }).first().innerText();
+    }
+
+    /**
+     * The titles of the code actions offered (Ctrl+.) with the cursor on `name`, which starts at
+     * `at` ("[Ln 13, Col 5]"). Ctrl+. waits, as a user does, until the editor has the cursor on
+     * that line and shows the light bulb there: pressed at once after the click, it sometimes met
+     * "No code actions available" on CI's first, cold run, with the light bulb shown beside it.
+     * A failure says where the cursor was and what the editor said.
+     */
+    async function codeActions(name, at) {
+        const line = at.match(/Ln (\d+)/)[1];
         await token(name).click();
+        await eventually(`the cursor on line ${line}`, async () => (await cursor()).startsWith(`Ln ${line},`), 15_000);
+        await page.locator(".lightBulbWidget:visible").first().waitFor({ timeout: 15_000 });
         await page.keyboard.press("Control+.");
         const rows = page.locator(".action-widget .monaco-list-row:visible");
-        await rows.first().waitFor({ timeout: 15_000 });
+        try {
+            await rows.first().waitFor({ timeout: 15_000 });
+        } catch (error) {
+            const message = await page.locator(".monaco-editor-overlaymessage:visible").allInnerTexts();
+            assert.fail(`no code action menu after Ctrl+. at ${await cursor()}; the editor said ${JSON.stringify(message)}: ${error.message}`);
+        }
         return rows.allInnerTexts();
     }
 
     it("offers the code actions of a flagged test", checked("flagged-actions", async () => {
-        const titles = await codeActions(FLAGGED);
+        const titles = await codeActions(FLAGGED, FLAGGED_AT);
         for (const expected of ["Show similar", "Mark as flaky", "Mark as not flaky", "Ignore this test"]) {
             assert.ok(titles.some((title) => title.startsWith(expected)), `no "${expected}..." among ${titles}`);
         }
@@ -319,7 +338,7 @@ describe("the extension in VS Code (code-server)", { skip }, () => {
     }));
 
     it("offers the code actions on another test, and Mark as flaky labels it", checked("mark", async () => {
-        const titles = await codeActions(MARKED);
+        const titles = await codeActions(MARKED, MARKED_AT);
         assert.ok(titles.some((title) => title.startsWith("Mark as flaky")), `code actions: ${titles}`);
         await screenshot("code-actions");
 
