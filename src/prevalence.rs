@@ -1,6 +1,6 @@
 //! How common each risk signal is among one project's tests. A shipped model's prior weighs a
 //! signal by it: a fixed sleep says less in a project where every test sleeps than in one where
-//! almost none does (measured in models/README.md, "Project-relative signals").
+//! almost none does (measured in models/HISTORY.md, "Project-relative signals").
 
 use std::collections::BTreeMap;
 

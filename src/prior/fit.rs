@@ -49,7 +49,7 @@ impl SignalPrior {
                     // A test with no risk speaking for flakiness is never flagged (`check`'s
                     // evidence rule), so it must not fill an alarm rate's share: a long test
                     // with no risk would stop the information threshold above tests with a
-                    // weak risk (see models/README.md for what this changed).
+                    // weak risk (see models/HISTORY.md for what this changed).
                     let repositories: Vec<Prediction> = judged
                         .iter()
                         .zip(&groups)

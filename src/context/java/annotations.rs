@@ -12,7 +12,7 @@ use crate::context::syntax::{child_of_kind, last_segment, named_children, text, 
 /// `@BeforeTest`, `@BeforeSuite`, `@BeforeGroups` and their `@After` twins) are not part of any
 /// one test's context: what they start is shared by many tests, and a risk there would warn every
 /// test of the class alike (fixbench and fixtrain caught more fixed tests without them, see
-/// `models/README.md`).
+/// `models/HISTORY.md`).
 const SET_UP_ANNOTATIONS: [&str; 3] = ["Before", "BeforeEach", "BeforeMethod"];
 
 /// Their twins that run after each test.
