@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::{Report, SIGNALS_SHOWN, ShownEvidence, hint, summary_line, verdict};
+use super::{Report, SIGNALS_SHOWN, ShownEvidence, hint, likeliest_line, summary_line, verdict};
 use crate::analysis::{Severity, similarity};
 use crate::category::Category;
 use crate::terminal::escape;
@@ -89,5 +89,9 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
         writeln!(out, "  hint: {}", hint(finding))?;
         writeln!(out)?;
     }
-    writeln!(out, "{}", summary_line(report))
+    writeln!(out, "{}", summary_line(report))?;
+    if let Some(line) = likeliest_line(report) {
+        writeln!(out, "{}", palette.dim(&line))?;
+    }
+    Ok(())
 }
