@@ -348,6 +348,29 @@ mod tests {
         );
     }
 
+    #[test]
+    fn the_human_format_ends_a_long_list_with_its_likeliest_findings_after_the_summary() {
+        let mut scores = vec![0.96; 9];
+        scores.extend([0.995, 0.999, 0.97]);
+        let mut out = Vec::new();
+        human::write(&report(&scores, 0.95), &mut out, false).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let last: Vec<&str> = text.lines().rev().take(2).collect();
+        assert_eq!(
+            last[0],
+            "2 of the 12 flagged tests score above 0.99, the likeliest to be flaky; \
+             `--sigma 0.99` lists only those"
+        );
+        assert!(
+            last[1].starts_with("flagged 12 of 100 tests"),
+            "the summary comes first: {}",
+            last[1]
+        );
+        let mut short = Vec::new();
+        human::write(&report(&scores[2..], 0.95), &mut short, false).unwrap();
+        assert!(!String::from_utf8(short).unwrap().contains("likeliest"));
+    }
+
     fn shown(finding: &Finding) -> Vec<&str> {
         flaky_neighbors(finding)
             .into_iter()
