@@ -190,6 +190,9 @@ pub fn calls_of<'s>(
     found
 }
 
+/// The file pytest takes a directory's fixtures and hooks from.
+pub const CONFTEST: &str = "conftest.py";
+
 /// The repository-relative paths where pytest looks for `conftest.py` files that apply to the test
 /// file at `relative_path`, nearest directory first: `a/b/test_x.py` gives `a/b/conftest.py`,
 /// `a/conftest.py` and `conftest.py`. Callers read the ones that exist and pass them, in this
@@ -207,7 +210,7 @@ pub fn conftest_candidates(relative_path: &str) -> Vec<String> {
             if !path.is_empty() {
                 path.push('/');
             }
-            path.push_str("conftest.py");
+            path.push_str(CONFTEST);
             path
         })
         .collect()

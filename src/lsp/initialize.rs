@@ -9,6 +9,7 @@ use tower_lsp_server::ls_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, ExecuteCommandOptions,
     HoverProviderCapability, InitializeParams, InitializeResult, MessageType, ServerCapabilities,
     ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    TextDocumentSyncSaveOptions,
 };
 
 use crate::config::Config;
@@ -71,6 +72,8 @@ pub fn initialize(session: &Session, params: InitializeParams) -> InitializeResu
                 TextDocumentSyncOptions {
                     open_close: Some(true),
                     change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    // A saved conftest.py or pytest configuration judges Python tests again.
+                    save: Some(TextDocumentSyncSaveOptions::Supported(true)),
                     ..TextDocumentSyncOptions::default()
                 },
             )),

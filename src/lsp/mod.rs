@@ -34,6 +34,7 @@ mod did_change;
 mod did_change_configuration;
 mod did_close;
 mod did_open;
+mod did_save;
 mod document;
 mod execute_command;
 pub mod framing;
@@ -59,8 +60,8 @@ use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
     CodeActionParams, CodeActionResponse, DidChangeConfigurationParams,
     DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
-    ExecuteCommandParams, Hover, HoverParams, InitializeParams, InitializeResult,
-    InitializedParams, LSPAny, MessageType,
+    DidSaveTextDocumentParams, ExecuteCommandParams, Hover, HoverParams, InitializeParams,
+    InitializeResult, InitializedParams, LSPAny, MessageType,
 };
 use tower_lsp_server::{Client, LanguageServer, LspService};
 
@@ -145,6 +146,12 @@ impl LanguageServer for FlakesenseServer {
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         self.guarded_now("textDocument/didChange", |session| {
             did_change::did_change(session, params)
+        });
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        self.guarded_now("textDocument/didSave", |session| {
+            did_save::did_save(session, params)
         });
     }
 

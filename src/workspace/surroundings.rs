@@ -35,6 +35,35 @@ impl SurroundingsReader {
         self.discoveries.for_file(path)
     }
 
+    /// Forgets what was read from the file at `path` when it is one that surroundings are read
+    /// from (a pytest configuration file or a `conftest.py`), so the next read takes it anew;
+    /// whether it was one. A conftest file is read again anyway when its size or modification
+    /// time changes, which a quick save of the same length can leave as it was.
+    pub fn forget(&self, path: &Path) -> bool {
+        let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
+            return false;
+        };
+        if name == context::CONFTEST {
+            let relative = super::relative_path(&self.root, path);
+            self.conftests
+                .parsed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&relative);
+            true
+        } else if extract::PYTEST_CONFIG_FILES.contains(&name) {
+            // Settings apply to every directory below theirs: forget them all.
+            self.discoveries
+                .by_directory
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clear();
+            true
+        } else {
+            false
+        }
+    }
+
     /// The surroundings of the file at `path` (absolute, or relative to the current directory).
     pub fn for_file(&self, language: Language, path: &Path) -> Surroundings {
         let relative = super::relative_path(&self.root, path);
@@ -206,6 +235,56 @@ mod tests {
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn a_forgotten_file_is_read_again_even_when_its_size_and_time_did_not_change() {
+        let workspace = tempfile::tempdir().unwrap();
+        let root = workspace.path();
+        let conftest = root.join("tests/conftest.py");
+        write(&conftest, "A = 1\n");
+        write(
+            &root.join("pytest.ini"),
+            "[pytest]\npython_functions = check_\n",
+        );
+        let reader = SurroundingsReader::new(root);
+        let read = |reader: &SurroundingsReader| {
+            let surroundings = reader.for_file(Language::Python, &root.join("tests/test_a.py"));
+            (
+                surroundings.conftests[0].text.clone(),
+                surroundings.discovery.pytest.functions().to_vec(),
+            )
+        };
+        assert_eq!(
+            read(&reader),
+            ("A = 1\n".to_string(), vec!["check_".to_string()])
+        );
+
+        // Saved again within the file system's time resolution, at the same length.
+        let same_time = |path: &Path, text: &str| {
+            let modified = std::fs::metadata(path).unwrap().modified().unwrap();
+            std::fs::write(path, text).unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(modified)
+                .unwrap();
+        };
+        same_time(&conftest, "B = 2\n");
+        same_time(
+            &root.join("pytest.ini"),
+            "[pytest]\npython_functions = verify\n",
+        );
+        assert_eq!(read(&reader).0, "A = 1\n", "the stamp alone cannot tell");
+
+        assert!(reader.forget(&conftest));
+        assert!(reader.forget(&root.join("pytest.ini")));
+        assert!(!reader.forget(&root.join("tests/test_a.py")));
+        assert_eq!(
+            read(&reader),
+            ("B = 2\n".to_string(), vec!["verify".to_string()])
+        );
     }
 
     #[test]

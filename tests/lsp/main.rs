@@ -14,6 +14,7 @@ mod hover_and_code_actions;
 mod index_and_settings;
 mod marks;
 mod real_clients;
+mod surroundings;
 mod workspace_judging;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,106 @@
+//! What a Python test runs and how pytest finds it live in other files (`conftest.py`, pytest's
+//! settings): saving one of them judges the open tests again.
+
+use serde_json::json;
+
+use flakesense::index::Index;
+use flakesense::language::Language;
+use flakesense::prior::SignalPrior;
+
+use crate::lsp_client::{ClientBehaviour, LspClient};
+use crate::{ORDER_TEST, REFUND_TEST, Workspace, messages};
+
+/// A workspace of no Java tests judged by a model of no tests whose Python prior warns on a
+/// fixed sleep, in the test's own code or in what it runs; a client attached to it.
+async fn sleepy_python_workspace() -> (Workspace, LspClient) {
+    let workspace = Workspace::new();
+    std::fs::remove_file(workspace.path(ORDER_TEST)).unwrap();
+    std::fs::remove_file(workspace.path(REFUND_TEST)).unwrap();
+    let mut model = Index::empty(flakesense::workspace::new_index_params());
+    model.set_priors(vec![SignalPrior {
+        language: Language::Python,
+        bias: -3.0,
+        weights: vec![
+            ("fixed-sleep".to_string(), 6.0),
+            ("fixed-sleep@context".to_string(), 6.0),
+        ],
+        share_weights: Vec::new(),
+        typical_shares: Vec::new(),
+        information_probability: 0.5,
+        warning_probability: 0.8,
+        category_evidence: Vec::new(),
+    }]);
+    model
+        .save(&workspace.path("prior.idx"))
+        .expect("the model saves");
+    let settings = json!({"defaultModels": false, "models": ["prior.idx"], "debounceMs": 0});
+    let (client, _) = workspace
+        .start_with(settings, json!({}), ClientBehaviour::default())
+        .await;
+    (workspace, client)
+}
+
+async fn saved(client: &LspClient, uri: &str) {
+    client
+        .notify(
+            "textDocument/didSave",
+            json!({"textDocument": {"uri": uri}}),
+        )
+        .await;
+}
+
+#[tokio::test]
+async fn saving_a_conftest_judges_again_the_tests_that_take_its_fixtures() {
+    let (workspace, mut client) = sleepy_python_workspace().await;
+    let fixture = |body: &str| {
+        format!("import pytest\nimport time\n\n@pytest.fixture\ndef server():\n    {body}\n")
+    };
+    workspace.write("tests/conftest.py", &fixture("return 1"));
+    let text = "def test_order(server):\n    assert server == 1\n";
+    let uri = workspace.uri("tests/test_shop.py");
+    client.open(&uri, "python", 1, text).await;
+    assert_eq!(
+        messages(&client.diagnostics(&uri, Some(1)).await),
+        Vec::<String>::new()
+    );
+
+    // The fixture now waits, written by the editor (or by a checkout) and saved.
+    workspace.write("tests/conftest.py", &fixture("time.sleep(2)"));
+    saved(&client, &workspace.uri("tests/conftest.py")).await;
+    let published = messages(&client.diagnostics(&uri, Some(1)).await);
+    assert_eq!(published.len(), 1, "{published:?}");
+    assert!(
+        published[0].contains("fixed sleep `time.sleep(2)` in fixture `server`"),
+        "{published:?}"
+    );
+
+    // And back: the warning goes with the sleep.
+    workspace.write("tests/conftest.py", &fixture("return 1"));
+    saved(&client, &workspace.uri("tests/conftest.py")).await;
+    assert_eq!(
+        messages(&client.diagnostics(&uri, Some(1)).await),
+        Vec::<String>::new()
+    );
+}
+
+#[tokio::test]
+async fn saving_pytest_settings_judges_again_which_functions_are_tests() {
+    let (workspace, mut client) = sleepy_python_workspace().await;
+    let text = "import time\n\ndef check_refund():\n    time.sleep(1)\n";
+    let uri = workspace.uri("tests/test_refund.py");
+    client.open(&uri, "python", 1, text).await;
+    assert_eq!(
+        messages(&client.diagnostics(&uri, Some(1)).await),
+        Vec::<String>::new(),
+        "pytest collects `test*` functions by default"
+    );
+
+    workspace.write("pytest.ini", "[pytest]\npython_functions = check_*\n");
+    saved(&client, &workspace.uri("pytest.ini")).await;
+    let published = messages(&client.diagnostics(&uri, Some(1)).await);
+    assert_eq!(published.len(), 1, "{published:?}");
+    assert!(
+        published[0].contains("fixed sleep `time.sleep(1)`"),
+        "{published:?}"
+    );
+}
