@@ -19,6 +19,7 @@ use crate::lsp::loading::load_workspace;
 use crate::lsp::position::PositionEncoding;
 use crate::lsp::session::{ClientSupport, Session, file_path};
 use crate::lsp::settings::read_editor_settings;
+use crate::lsp::surroundings;
 use crate::workspace::SurroundingsReader;
 
 pub fn initialize(session: &Session, params: InitializeParams) -> InitializeResult {
@@ -41,6 +42,12 @@ pub fn initialize(session: &Session, params: InitializeParams) -> InitializeResu
             .workspace
             .as_ref()
             .and_then(|workspace| workspace.configuration)
+            .unwrap_or(false),
+        watched_files: capabilities
+            .workspace
+            .as_ref()
+            .and_then(|workspace| workspace.did_change_watched_files.as_ref())
+            .and_then(|watched| watched.dynamic_registration)
             .unwrap_or(false),
     };
     let root = workspace_root(&params);
@@ -121,6 +128,15 @@ pub fn initialized(session: &Arc<Session>) {
                 .await;
         }
         load_workspace(&session).await;
+        let watch = {
+            let state = session.state();
+            state.client_support.watched_files && state.surroundings.is_some()
+        };
+        if watch {
+            // Not awaited here: the client's answer must not hold up reading the workspace.
+            let session = session.clone();
+            tokio::spawn(async move { surroundings::watch(&session).await });
+        }
         session.shares.started();
         session.set_ready();
         read_workspace_tests(&session).await;

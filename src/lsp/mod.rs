@@ -34,7 +34,6 @@ mod did_change;
 mod did_change_configuration;
 mod did_close;
 mod did_open;
-mod did_save;
 mod document;
 mod execute_command;
 pub mod framing;
@@ -49,6 +48,7 @@ mod reread;
 mod session;
 mod settings;
 mod shares;
+mod surroundings;
 mod transport;
 
 use std::panic::AssertUnwindSafe;
@@ -59,9 +59,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
     CodeActionParams, CodeActionResponse, DidChangeConfigurationParams,
-    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
-    DidSaveTextDocumentParams, ExecuteCommandParams, Hover, HoverParams, InitializeParams,
-    InitializeResult, InitializedParams, LSPAny, MessageType,
+    DidChangeTextDocumentParams, DidChangeWatchedFilesParams, DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams, DidSaveTextDocumentParams, ExecuteCommandParams, Hover, HoverParams,
+    InitializeParams, InitializeResult, InitializedParams, LSPAny, MessageType,
 };
 use tower_lsp_server::{Client, LanguageServer, LspService};
 
@@ -151,7 +151,13 @@ impl LanguageServer for FlakesenseServer {
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
         self.guarded_now("textDocument/didSave", |session| {
-            did_save::did_save(session, params)
+            surroundings::did_save(session, params)
+        });
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        self.guarded_now("workspace/didChangeWatchedFiles", |session| {
+            surroundings::did_change_watched_files(session, params)
         });
     }
 

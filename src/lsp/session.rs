@@ -44,6 +44,8 @@ pub struct ClientSupport {
     pub work_done_progress: bool,
     pub configuration: bool,
     pub show_document: bool,
+    /// The client lets the server register file watchers (`workspace/didChangeWatchedFiles`).
+    pub watched_files: bool,
 }
 
 /// Settings from each source, kept apart so that one can change without losing the others.

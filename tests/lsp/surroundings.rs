@@ -1,7 +1,10 @@
 //! What a Python test runs and how pytest finds it live in other files (`conftest.py`, pytest's
-//! settings): saving one of them judges the open tests again.
+//! settings): saving one of them, or a change the client watched on disk, judges the open tests
+//! again.
 
-use serde_json::json;
+use std::time::Duration;
+
+use serde_json::{Value, json};
 
 use flakesense::index::Index;
 use flakesense::language::Language;
@@ -11,8 +14,9 @@ use crate::lsp_client::{ClientBehaviour, LspClient};
 use crate::{ORDER_TEST, REFUND_TEST, Workspace, messages};
 
 /// A workspace of no Java tests judged by a model of no tests whose Python prior warns on a
-/// fixed sleep, in the test's own code or in what it runs; a client attached to it.
-async fn sleepy_python_workspace() -> (Workspace, LspClient) {
+/// fixed sleep, in the test's own code or in what it runs; a client of these `capabilities`
+/// attached to it.
+async fn sleepy_python_workspace(capabilities: Value) -> (Workspace, LspClient) {
     let workspace = Workspace::new();
     std::fs::remove_file(workspace.path(ORDER_TEST)).unwrap();
     std::fs::remove_file(workspace.path(REFUND_TEST)).unwrap();
@@ -35,7 +39,7 @@ async fn sleepy_python_workspace() -> (Workspace, LspClient) {
         .expect("the model saves");
     let settings = json!({"defaultModels": false, "models": ["prior.idx"], "debounceMs": 0});
     let (client, _) = workspace
-        .start_with(settings, json!({}), ClientBehaviour::default())
+        .start_with(settings, capabilities, ClientBehaviour::default())
         .await;
     (workspace, client)
 }
@@ -51,7 +55,7 @@ async fn saved(client: &LspClient, uri: &str) {
 
 #[tokio::test]
 async fn saving_a_conftest_judges_again_the_tests_that_take_its_fixtures() {
-    let (workspace, mut client) = sleepy_python_workspace().await;
+    let (workspace, mut client) = sleepy_python_workspace(json!({})).await;
     let fixture = |body: &str| {
         format!("import pytest\nimport time\n\n@pytest.fixture\ndef server():\n    {body}\n")
     };
@@ -85,7 +89,7 @@ async fn saving_a_conftest_judges_again_the_tests_that_take_its_fixtures() {
 
 #[tokio::test]
 async fn saving_pytest_settings_judges_again_which_functions_are_tests() {
-    let (workspace, mut client) = sleepy_python_workspace().await;
+    let (workspace, mut client) = sleepy_python_workspace(json!({})).await;
     let text = "import time\n\ndef check_refund():\n    time.sleep(1)\n";
     let uri = workspace.uri("tests/test_refund.py");
     client.open(&uri, "python", 1, text).await;
@@ -103,4 +107,60 @@ async fn saving_pytest_settings_judges_again_which_functions_are_tests() {
         published[0].contains("fixed sleep `time.sleep(1)`"),
         "{published:?}"
     );
+}
+
+#[tokio::test]
+async fn a_conftest_changed_on_disk_judges_again_the_tests_of_a_client_that_watches_files() {
+    let capabilities =
+        json!({"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}});
+    let (workspace, mut client) = sleepy_python_workspace(capabilities).await;
+    let registration = client
+        .wait_for(
+            "the registration of the file watchers",
+            |message| message["method"] == "client/registerCapability",
+            Duration::from_secs(20),
+        )
+        .await;
+    let registered = &registration["params"]["registrations"][0];
+    assert_eq!(registered["method"], "workspace/didChangeWatchedFiles");
+    let globs: Vec<&str> = registered["registerOptions"]["watchers"]
+        .as_array()
+        .expect("watchers")
+        .iter()
+        .filter_map(|watcher| watcher["globPattern"].as_str())
+        .collect();
+    assert!(globs.contains(&"**/conftest.py"), "{globs:?}");
+    assert!(globs.contains(&"**/pyproject.toml"), "{globs:?}");
+
+    let text = "def test_order(server):\n    assert server\n";
+    let uri = workspace.uri("tests/test_shop.py");
+    client.open(&uri, "python", 1, text).await;
+    assert_eq!(
+        messages(&client.diagnostics(&uri, Some(1)).await),
+        Vec::<String>::new()
+    );
+    // A checkout brings a conftest.py whose fixture sleeps; the editor never opened it.
+    workspace.write(
+        "tests/conftest.py",
+        "import pytest\nimport time\n\n@pytest.fixture\ndef server():\n    time.sleep(3)\n    return 1\n",
+    );
+    client
+        .notify(
+            "workspace/didChangeWatchedFiles",
+            json!({"changes": [{"uri": workspace.uri("tests/conftest.py"), "type": 1}]}),
+        )
+        .await;
+    let published = messages(&client.diagnostics(&uri, Some(1)).await);
+    assert_eq!(published.len(), 1, "{published:?}");
+    assert!(
+        published[0].contains("fixed sleep `time.sleep(3)` in fixture `server`"),
+        "{published:?}"
+    );
+}
+
+#[tokio::test]
+async fn no_file_watchers_are_asked_of_a_client_that_cannot_register_them() {
+    let (_workspace, mut client) = sleepy_python_workspace(json!({})).await;
+    client.collect_for(Duration::from_millis(300)).await;
+    assert!(client.take("client/registerCapability").is_empty());
 }
