@@ -2,6 +2,8 @@
 
 use std::ops::Range;
 
+use super::layout::comments_directly_above;
+
 /// Whether a comment's text carries the marker. Any spacing after the colon is accepted, so
 /// `flakesense:ignore` works too.
 pub(super) fn has_ignore_marker(comment: &str) -> bool {
@@ -54,35 +56,6 @@ pub(super) fn ignored_tests(
             .is_some_and(|marker| marker.end <= test.end);
     }
     ignored
-}
-
-/// The indices of the comments forming the block directly above `start`: each separated from what
-/// follows it by whitespace holding at most one line break, and each the first thing on its line
-/// unless it shares the line of what follows (a comment trailing the code above does not count).
-fn comments_directly_above(source: &str, comments: &[Range<usize>], start: usize) -> Range<usize> {
-    let end = comments.partition_point(|comment| comment.start < start);
-    let mut first = end;
-    let mut below = start;
-    while let Some(comment) = first.checked_sub(1).and_then(|index| comments.get(index)) {
-        let (Some(text), Some(gap)) = (source.get(comment.clone()), source.get(comment.end..below))
-        else {
-            break;
-        };
-        // Rust line comments include their line break, other grammars leave it to the gap.
-        let line_breaks = gap.matches('\n').count() + usize::from(text.ends_with('\n'));
-        let on_own_line = source.get(..comment.start).is_some_and(|before| {
-            before
-                .rsplit('\n')
-                .next()
-                .is_some_and(|line| line.trim().is_empty())
-        });
-        if !gap.trim().is_empty() || line_breaks > 1 || (line_breaks == 1 && !on_own_line) {
-            break;
-        }
-        first -= 1;
-        below = comment.start;
-    }
-    first..end
 }
 
 #[cfg(test)]

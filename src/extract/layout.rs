@@ -1,4 +1,5 @@
-//! Where each test starts once the attributes directly before it count as part of it.
+//! Where each test starts once the attributes directly before it count as part of it, and which
+//! comments lie directly above it.
 //!
 //! This works on sorted byte ranges rather than walking the tree: tree-sitter finds a node's
 //! previous sibling by scanning the siblings, which turns large flat files quadratic.
@@ -47,6 +48,39 @@ pub(super) fn start_with_attached(
         }
     }
     widened
+}
+
+/// The indices of the comments forming the block directly above `start`: each separated from what
+/// follows it by whitespace holding at most one line break, and each the first thing on its line
+/// unless it shares the line of what follows (a comment trailing the code above does not count).
+pub(super) fn comments_directly_above(
+    source: &str,
+    comments: &[Range<usize>],
+    start: usize,
+) -> Range<usize> {
+    let end = comments.partition_point(|comment| comment.start < start);
+    let mut first = end;
+    let mut below = start;
+    while let Some(comment) = first.checked_sub(1).and_then(|index| comments.get(index)) {
+        let (Some(text), Some(gap)) = (source.get(comment.clone()), source.get(comment.end..below))
+        else {
+            break;
+        };
+        // Rust line comments include their line break, other grammars leave it to the gap.
+        let line_breaks = gap.matches('\n').count() + usize::from(text.ends_with('\n'));
+        let on_own_line = source.get(..comment.start).is_some_and(|before| {
+            before
+                .rsplit('\n')
+                .next()
+                .is_some_and(|line| line.trim().is_empty())
+        });
+        if !gap.trim().is_empty() || line_breaks > 1 || (line_breaks == 1 && !on_own_line) {
+            break;
+        }
+        first -= 1;
+        below = comment.start;
+    }
+    first..end
 }
 
 #[cfg(test)]

@@ -45,6 +45,9 @@ pub struct TestMethod {
     pub code: String,
     /// The test carries a `flakesense: ignore` comment and must not be reported.
     pub ignored: bool,
+    /// Byte range of the block of comments directly above the test (no blank line between, each
+    /// on its own line), outside `range`; empty, at the test's start, when there is none.
+    pub comments_above: Range<usize>,
 }
 
 /// What extraction found in one file.
@@ -278,6 +281,7 @@ fn find_tests(
             range,
             name_range: candidate.name.clone(),
             ignored: false,
+            comments_above: start..start,
         });
     }
     let incomplete = (tests.len() < found.candidates.len()).then_some(Incomplete::TooManyTests {
@@ -290,6 +294,14 @@ fn find_tests(
     let ignored = ignore::ignored_tests(source, &comments, &ranges);
     for (test, ignored) in tests.iter_mut().zip(ignored) {
         test.ignored = ignored;
+        let block = layout::comments_directly_above(source, &comments, test.range.start);
+        if let (Some(first), Some(last)) = (
+            comments.get(block.start),
+            block.end.checked_sub(1).and_then(|last| comments.get(last)),
+        ) && !block.is_empty()
+        {
+            test.comments_above = first.start..last.end;
+        }
     }
     Extraction {
         tests,
@@ -307,117 +319,4 @@ pub fn decode_source(bytes: &[u8]) -> (String, bool) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn valid_utf8_decodes_unchanged() {
-        assert_eq!(
-            decode_source("fn é() {}".as_bytes()),
-            ("fn é() {}".to_owned(), false)
-        );
-        assert_eq!(decode_source(b""), (String::new(), false));
-    }
-
-    #[test]
-    fn invalid_utf8_is_replaced_and_reported() {
-        let (text, replaced) = decode_source(b"def test_a():\xff\xfe pass");
-        assert!(replaced);
-        assert_eq!(text, "def test_a():\u{fffd}\u{fffd} pass");
-    }
-
-    /// Default limits but for the given parse budget.
-    fn with_parse_time(parse_time: Duration) -> Limits {
-        Limits {
-            parse_time,
-            ..Limits::DEFAULT
-        }
-    }
-
-    #[test]
-    fn a_spent_parse_budget_leaves_the_file_out_with_the_reason() {
-        let source = "#[test]\nfn t() { assert!(true); }\n".repeat(200);
-        let spent = extract_within(
-            Language::Rust,
-            "a.rs",
-            &source,
-            None,
-            &Discovery::default(),
-            &with_parse_time(Duration::ZERO),
-        );
-        assert!(spent.tests.is_empty());
-        assert_eq!(
-            spent.incomplete,
-            Some(Incomplete::ParseTime {
-                limit: Duration::ZERO
-            })
-        );
-        assert!(spent.incomplete.is_some_and(|reason| {
-            reason
-                .to_string()
-                .contains("parsing took more than 0.0 s of processor time")
-        }));
-        // The parser does not resume the cancelled parse on the next file.
-        let next = extract_tests(Language::Python, "test_a.py", "def test_a():\n    pass\n");
-        assert_eq!(next.tests.len(), 1);
-        assert_eq!(next.incomplete, None);
-        assert_eq!(
-            extract_tests(Language::Rust, "a.rs", &source).tests.len(),
-            200
-        );
-    }
-
-    #[test]
-    fn parsing_a_macro_body_counts_against_the_same_budget() {
-        let source = format!("tests! {{\n{}}}\n", "#[test]\nfn t() {}\n".repeat(200));
-        let Some(tree) = parse(Language::Rust, &source, None) else {
-            panic!("the Rust grammar loads");
-        };
-        let spent = extract_within(
-            Language::Rust,
-            "a.rs",
-            &source,
-            Some(&tree),
-            &Discovery::default(),
-            &with_parse_time(Duration::ZERO),
-        );
-        assert!(matches!(
-            spent.incomplete,
-            Some(Incomplete::ParseTime { .. })
-        ));
-        assert_eq!(
-            extract_tests_from_tree(Language::Rust, "a.rs", &source, &tree)
-                .tests
-                .len(),
-            200
-        );
-        // The parser parses whole texts again after a macro body.
-        assert_eq!(
-            extract_tests(Language::Rust, "b.rs", "#[test]\nfn b() {}\n")
-                .tests
-                .len(),
-            1
-        );
-    }
-
-    #[test]
-    fn a_tree_of_another_language_yields_no_tests() {
-        let source = "#[test]\nfn a() {}\n";
-        let Some(rust_tree) = parse(Language::Rust, source, None) else {
-            panic!("the Rust grammar loads");
-        };
-        assert_eq!(
-            extract_tests_from_tree(Language::Rust, "a.rs", source, &rust_tree)
-                .tests
-                .len(),
-            1
-        );
-        assert!(
-            extract_tests_from_tree(Language::Python, "a.rs", source, &rust_tree)
-                .tests
-                .is_empty()
-        );
-        let reparsed = parse(Language::Java, source, Some(&rust_tree));
-        assert!(reparsed.is_some_and(|tree| *tree.language() == Language::Java.grammar()));
-    }
-}
+mod tests;

@@ -262,6 +262,7 @@ mod tests {
                 name_range: 0..0,
                 code: String::new(),
                 ignored: false,
+                comments_above: 0..0,
             },
             file: Path::new("/repo/crate").join(path.trim_start_matches("crate/")),
             path: path.to_string(),

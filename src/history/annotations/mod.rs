@@ -119,10 +119,10 @@ pub fn inspect(source: &str, test: &TestMethod) -> Marks {
         }
     }
 
-    let above = comment_block_above(test.language, source, test.range.start);
-    if mentions_flakiness(&above, Strength::Comment) {
+    let above = source.get(test.comments_above.clone()).unwrap_or("");
+    if mentions_flakiness(above, Strength::Comment) {
         marks.markers.push(above.trim().to_string());
-        reasons.push(above);
+        reasons.push(above.to_string());
     }
 
     let mut categories: Vec<Category> = reasons
@@ -225,35 +225,6 @@ fn comments_attached(head: &str, pieces: &[Piece], index: usize) -> Vec<usize> {
         }
     }
     attached
-}
-
-/// The text of the comment lines directly above `start` (no blank line between), outermost first.
-fn comment_block_above(language: Language, source: &str, start: usize) -> String {
-    let before = source.get(..start).unwrap_or("");
-    let mut lines = before.lines().rev();
-    // The first line is the test's own, up to where it starts: indentation only.
-    if !before.ends_with('\n') {
-        lines.next();
-    }
-    let mut block: Vec<&str> = Vec::new();
-    for line in lines {
-        let line = line.trim();
-        let is_comment = match language {
-            Language::Python => line.starts_with('#'),
-            Language::Java | Language::Rust => {
-                line.starts_with("//")
-                    || line.starts_with("/*")
-                    || line.starts_with('*')
-                    || line.ends_with("*/")
-            }
-        };
-        if line.is_empty() || !is_comment {
-            break;
-        }
-        block.push(line);
-    }
-    block.reverse();
-    block.join("\n")
 }
 
 #[cfg(test)]
