@@ -13,6 +13,7 @@ use tower_lsp_server::ls_types::{
 };
 
 use crate::config::Config;
+use crate::language::Language;
 use crate::lsp::counting::read_workspace_tests;
 use crate::lsp::execute_command::COMMANDS;
 use crate::lsp::loading::load_workspace;
@@ -128,17 +129,20 @@ pub fn initialized(session: &Arc<Session>) {
                 .await;
         }
         load_workspace(&session).await;
-        let watch = {
-            let state = session.state();
-            state.client_support.watched_files && state.surroundings.is_some()
-        };
-        if watch {
-            // Not awaited here: the client's answer must not hold up reading the workspace.
-            let session = session.clone();
-            tokio::spawn(async move { surroundings::watch(&session).await });
-        }
         session.shares.started();
         session.set_ready();
         read_workspace_tests(&session).await;
+        // Only a workspace with Python tests has surroundings to watch: a client may watch every
+        // directory of the project for a glob (eglot does), which a Java or Rust project should
+        // not pay for.
+        let watch = {
+            let state = session.state();
+            state.client_support.watched_files
+                && state.surroundings.is_some()
+                && state.prevalence.tests(Language::Python) > 0
+        };
+        if watch {
+            surroundings::watch(&session).await;
+        }
     });
 }

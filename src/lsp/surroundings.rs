@@ -1,9 +1,9 @@
 //! The files a Python test's surroundings are read from: a `conftest.py` holds fixtures the test
 //! runs, a pytest configuration file says which functions are tests. When one is saved
-//! (`textDocument/didSave`) or changes on disk (`workspace/didChangeWatchedFiles`, for clients
-//! that let the server watch files: a checkout, another editor), what was read from it is
-//! forgotten and every open Python document is judged again, reading the file from disk as
-//! pytest does.
+//! (`textDocument/didSave`) or changes on disk (`workspace/didChangeWatchedFiles`, watched in a
+//! workspace with Python tests for clients that let the server watch files: a checkout, another
+//! editor), what was read from it is forgotten and every open Python document is judged again,
+//! reading the file from disk as pytest does.
 
 use std::sync::Arc;
 use std::time::Duration;

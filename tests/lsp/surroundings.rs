@@ -14,12 +14,18 @@ use crate::lsp_client::{ClientBehaviour, LspClient};
 use crate::{ORDER_TEST, REFUND_TEST, Workspace, messages};
 
 /// A workspace of no Java tests judged by a model of no tests whose Python prior warns on a
-/// fixed sleep, in the test's own code or in what it runs; a client of these `capabilities`
-/// attached to it.
-async fn sleepy_python_workspace(capabilities: Value) -> (Workspace, LspClient) {
+/// fixed sleep, in the test's own code or in what it runs, holding `files` (path, text); a client
+/// of these `capabilities` attached to it.
+async fn sleepy_python_workspace(
+    capabilities: Value,
+    files: &[(&str, &str)],
+) -> (Workspace, LspClient) {
     let workspace = Workspace::new();
     std::fs::remove_file(workspace.path(ORDER_TEST)).unwrap();
     std::fs::remove_file(workspace.path(REFUND_TEST)).unwrap();
+    for (path, text) in files {
+        workspace.write(path, text);
+    }
     let mut model = Index::empty(flakesense::workspace::new_index_params());
     model.set_priors(vec![SignalPrior {
         language: Language::Python,
@@ -55,7 +61,7 @@ async fn saved(client: &LspClient, uri: &str) {
 
 #[tokio::test]
 async fn saving_a_conftest_judges_again_the_tests_that_take_its_fixtures() {
-    let (workspace, mut client) = sleepy_python_workspace(json!({})).await;
+    let (workspace, mut client) = sleepy_python_workspace(json!({}), &[]).await;
     let fixture = |body: &str| {
         format!("import pytest\nimport time\n\n@pytest.fixture\ndef server():\n    {body}\n")
     };
@@ -89,7 +95,7 @@ async fn saving_a_conftest_judges_again_the_tests_that_take_its_fixtures() {
 
 #[tokio::test]
 async fn saving_pytest_settings_judges_again_which_functions_are_tests() {
-    let (workspace, mut client) = sleepy_python_workspace(json!({})).await;
+    let (workspace, mut client) = sleepy_python_workspace(json!({}), &[]).await;
     let text = "import time\n\ndef check_refund():\n    time.sleep(1)\n";
     let uri = workspace.uri("tests/test_refund.py");
     client.open(&uri, "python", 1, text).await;
@@ -111,9 +117,9 @@ async fn saving_pytest_settings_judges_again_which_functions_are_tests() {
 
 #[tokio::test]
 async fn a_conftest_changed_on_disk_judges_again_the_tests_of_a_client_that_watches_files() {
-    let capabilities =
-        json!({"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}});
-    let (workspace, mut client) = sleepy_python_workspace(capabilities).await;
+    let text = "def test_order(server):\n    assert server\n";
+    let (workspace, mut client) =
+        sleepy_python_workspace(watching(), &[("tests/test_shop.py", text)]).await;
     let registration = client
         .wait_for(
             "the registration of the file watchers",
@@ -132,7 +138,6 @@ async fn a_conftest_changed_on_disk_judges_again_the_tests_of_a_client_that_watc
     assert!(globs.contains(&"**/conftest.py"), "{globs:?}");
     assert!(globs.contains(&"**/pyproject.toml"), "{globs:?}");
 
-    let text = "def test_order(server):\n    assert server\n";
     let uri = workspace.uri("tests/test_shop.py");
     client.open(&uri, "python", 1, text).await;
     assert_eq!(
@@ -159,8 +164,26 @@ async fn a_conftest_changed_on_disk_judges_again_the_tests_of_a_client_that_watc
 }
 
 #[tokio::test]
-async fn no_file_watchers_are_asked_of_a_client_that_cannot_register_them() {
-    let (_workspace, mut client) = sleepy_python_workspace(json!({})).await;
+async fn no_file_watchers_are_asked_of_a_client_that_cannot_register_them_nor_without_python_tests()
+{
+    let python = [("tests/test_shop.py", "def test_a():\n    pass\n")];
+    let (_workspace, mut client) = sleepy_python_workspace(json!({}), &python).await;
     client.collect_for(Duration::from_millis(300)).await;
     assert!(client.take("client/registerCapability").is_empty());
+
+    let java = [(
+        "src/test/java/ATest.java",
+        "class ATest {\n    @Test\n    void a() {}\n}\n",
+    )];
+    let (_workspace, mut client) = sleepy_python_workspace(watching(), &java).await;
+    client.collect_for(Duration::from_millis(300)).await;
+    assert!(
+        client.take("client/registerCapability").is_empty(),
+        "a project without Python tests has no conftest.py to watch"
+    );
+}
+
+/// The capabilities of a client that lets the server register file watchers.
+fn watching() -> Value {
+    json!({"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}})
 }
