@@ -163,8 +163,9 @@ fn record_published(session: &Session, uri: &Uri, generation: u64) {
 /// new one (stored, not published: the pending analysis publishes). For hovers and code actions.
 pub async fn current_analysis(session: &Arc<Session>, uri: &Uri) -> Option<Current> {
     session.wait_until_ready().await;
-    // After another process changed the labels, the stored judgement is stale.
-    let reloaded = reload_changed_project_index(session, None).await;
+    // After another process changed the labels, or flakesense.toml was edited, the stored
+    // judgement is stale.
+    let reloaded = reload_changed_workspace_files(session, None).await;
     if !reloaded && let Some(current) = stored_current(session, uri) {
         return Some(current);
     }
@@ -239,15 +240,22 @@ struct Skip {
     reason: Option<String>,
 }
 
-/// Reads the project index again when another process replaced it since the server read it,
-/// and judges the open documents again with it, except `judging` (whose analysis is under way).
-/// True when it was read again.
-async fn reload_changed_project_index(session: &Arc<Session>, judging: Option<&Uri>) -> bool {
-    if !session.project_index_changed() {
+/// Reads the project index again when another process replaced it since the server read it, and
+/// `flakesense.toml` when it was edited, and judges the open documents again with them, except
+/// `judging` (whose analysis is under way). True when either was read again.
+async fn reload_changed_workspace_files(session: &Arc<Session>, judging: Option<&Uri>) -> bool {
+    let index = session.project_index_changed();
+    let settings = session.settings_file_changed();
+    if !index && !settings {
         return false;
     }
-    crate::lsp::loading::load_project_index(session).await;
-    session.invalidate_predictions();
+    if index {
+        crate::lsp::loading::load_project_index(session).await;
+        session.invalidate_predictions();
+    }
+    if settings {
+        crate::lsp::loading::reload_settings_file(session).await;
+    }
     let others: Vec<Uri> = session
         .documents
         .lock()
@@ -263,6 +271,8 @@ async fn reload_changed_project_index(session: &Arc<Session>, judging: Option<&U
 
 /// Judges the document's current text; `None` when it is closed or the work failed (logged).
 async fn analyse(session: &Arc<Session>, uri: &Uri) -> Option<Result<Outcome, Skip>> {
+    // Before the snapshot, which applies the settings (`exclude`, the size bound).
+    reload_changed_workspace_files(session, Some(uri)).await;
     let snapshot = match take_snapshot(session, uri)? {
         Ok(snapshot) => snapshot,
         Err(skip) => return Some(Err(skip)),
@@ -281,7 +291,6 @@ async fn analyse(session: &Arc<Session>, uri: &Uri) -> Option<Result<Outcome, Sk
     let reading = tokio::task::spawn_blocking(move || judging::read(snapshot, workspace.as_ref()));
     session.ensure_default_model(language).await;
     session.shares.wait_briefly().await;
-    reload_changed_project_index(session, Some(uri)).await;
     let read = off_thread_outcome(session, uri, reading.await).await?;
     let context = {
         let state = session.state();

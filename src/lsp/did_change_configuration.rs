@@ -19,7 +19,7 @@ pub async fn did_change_configuration(
     let models_before = session.state().config.models.clone();
     if session.state().client_support.configuration {
         // Pull-model clients send an empty notification and expect to be asked.
-        load_settings(session).await;
+        load_settings(session, false).await;
     } else {
         apply_editor_settings(session, Some(params.settings)).await;
         apply_settings(session).await;

@@ -16,7 +16,7 @@ use crate::workspace::{self, ProjectIndex};
 /// models, reporting the work as `$/progress` and every problem as a message.
 pub async fn load_workspace(session: &Session) {
     let progress = session.begin_progress("flakesense: loading models").await;
-    load_settings(session).await;
+    load_settings(session, true).await;
     if let Some(progress) = &progress {
         progress.report("project index").await;
     }
@@ -31,25 +31,14 @@ pub async fn load_workspace(session: &Session) {
     }
 }
 
-/// Reads `flakesense.toml` and asks the editor for its settings (`workspace/configuration`).
-pub async fn load_settings(session: &Session) {
+/// Reads `flakesense.toml` and asks the editor for its settings (`workspace/configuration`);
+/// `starting` at start-up, when there are no previous settings to keep.
+pub async fn load_settings(session: &Session, starting: bool) {
+    load_settings_file(session, starting).await;
     let (root, asks_editor) = {
         let state = session.state();
         (state.root.clone(), state.client_support.configuration)
     };
-    let file = match &root {
-        Some(root) => match Config::load(root) {
-            Ok(config) => config,
-            Err(error) => {
-                session
-                    .show(MessageType::WARNING, format!("flakesense: {error:#}"))
-                    .await;
-                Config::default()
-            }
-        },
-        None => Config::default(),
-    };
-    session.state_mut().layers.file = file;
     if asks_editor {
         let scope_uri = root
             .as_deref()
@@ -86,6 +75,46 @@ pub async fn load_settings(session: &Session) {
         }
     }
     apply_settings(session).await;
+}
+
+/// Reads `flakesense.toml` into its layer of settings, noting which version of the file it was.
+/// A file that cannot be read or is invalid is said so; its previous settings are kept (none at
+/// start-up), so a half-written save loses nothing.
+async fn load_settings_file(session: &Session, starting: bool) {
+    let Some(root) = session.state().root.clone() else {
+        return;
+    };
+    // The stamp is taken and kept first: a file replaced while it is read is read again next
+    // time, and analyses that start meanwhile do not read it too.
+    session.state_mut().settings_stamp = FileStamp::of(&root.join(crate::config::CONFIG_FILE));
+    match Config::load(&root) {
+        Ok(config) => session.state_mut().layers.file = config,
+        Err(error) => {
+            let kept = if starting {
+                "using the defaults"
+            } else {
+                "keeping its previous settings"
+            };
+            session
+                .show(
+                    MessageType::WARNING,
+                    format!("flakesense: {error:#}; {kept}"),
+                )
+                .await;
+        }
+    }
+}
+
+/// Reads `flakesense.toml` again after it changed on disk, and the models when they changed with
+/// it: settings in force at once, without a restart. The caller judges the documents again.
+pub async fn reload_settings_file(session: &Session) {
+    let models_before = session.state().config.models.clone();
+    load_settings_file(session, false).await;
+    apply_settings(session).await;
+    if session.state().config.models != models_before {
+        load_extra_models(session).await;
+    }
+    session.invalidate_predictions();
 }
 
 /// Merges the layers of settings into the ones in force; invalid ones are refused with a message

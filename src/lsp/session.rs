@@ -88,6 +88,9 @@ pub struct State {
     /// The project index's file as `project` was read from it: when the file on disk differs,
     /// another process wrote it and it is read again (see `analyze`).
     pub project_stamp: Option<FileStamp>,
+    /// `flakesense.toml` as `layers.file` was read from it: when the file on disk differs, it was
+    /// edited and is read again (see `analyze`).
+    pub settings_stamp: Option<FileStamp>,
     pub extra: Vec<Arc<Index>>,
     /// How common each signal is among the workspace's tests; empty until they are read.
     pub prevalence: Arc<Prevalence>,
@@ -236,6 +239,15 @@ impl Session {
             return false;
         };
         FileStamp::of(&crate::workspace::index_path(root)) != state.project_stamp
+    }
+
+    /// True when `flakesense.toml` is no longer the file the server read.
+    pub fn settings_file_changed(&self) -> bool {
+        let state = self.state();
+        let Some(root) = &state.root else {
+            return false;
+        };
+        FileStamp::of(&root.join(crate::config::CONFIG_FILE)) != state.settings_stamp
     }
 
     pub fn generation(&self) -> u64 {

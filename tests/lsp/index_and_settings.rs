@@ -7,7 +7,7 @@ use serde_json::json;
 
 use flakesense::index::Index;
 
-use crate::lsp_client::ClientBehaviour;
+use crate::lsp_client::{ClientBehaviour, LspClient};
 use crate::{ORDER_TEST, ORDER_TOTAL, Workspace, fixture, known_tests_model, messages};
 
 #[tokio::test]
@@ -183,4 +183,70 @@ async fn settings_come_from_the_toml_file_the_options_and_the_editor() {
         messages(&republished)[0].contains("2 of 2 nearest"),
         "{republished:#}"
     );
+}
+
+/// Writes `flakesense.toml` (removes it for `None`), then sends the document's `text` again as
+/// `version` and returns the messages of the diagnostics judged after.
+async fn judged_after_settings_file(
+    client: &mut LspClient,
+    workspace: &Workspace,
+    (uri, text, version): (&str, &str, i64),
+    toml: Option<&str>,
+) -> Vec<String> {
+    match toml {
+        Some(toml) => workspace.write("flakesense.toml", toml),
+        None => std::fs::remove_file(workspace.path("flakesense.toml")).unwrap(),
+    }
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"text": text}],
+            }),
+        )
+        .await;
+    messages(&client.diagnostics(uri, Some(version)).await)
+}
+
+#[tokio::test]
+async fn an_edited_settings_file_takes_effect_without_a_restart_and_a_broken_one_loses_nothing() {
+    let workspace = Workspace::new();
+    let mut client = workspace.start().await;
+    let uri = workspace.uri(ORDER_TEST);
+    let text = fixture("OrderServiceTest.java");
+    client.open(&uri, "java", 1, &text).await;
+    assert!(!messages(&client.diagnostics(&uri, Some(1)).await).is_empty());
+
+    let excluded = "exclude = [\"src/test/java/org/example/**\"]\n";
+    let judged =
+        judged_after_settings_file(&mut client, &workspace, (&uri, &text, 2), Some(excluded));
+    assert_eq!(judged.await, Vec::<String>::new());
+
+    // Half written: said so, and the exclusion stays.
+    let half = Some("exclude = [\"src/");
+    let judged = judged_after_settings_file(&mut client, &workspace, (&uri, &text, 3), half);
+    assert_eq!(judged.await, Vec::<String>::new());
+    let said = client
+        .wait_for(
+            "the warning about flakesense.toml",
+            |message| {
+                message["method"] == "window/showMessage"
+                    && message["params"]["message"]
+                        .as_str()
+                        .is_some_and(|text| text.contains("keeping its previous settings"))
+            },
+            Duration::from_secs(20),
+        )
+        .await;
+    assert!(
+        said["params"]["message"]
+            .as_str()
+            .is_some_and(|text| text.contains("flakesense.toml")),
+        "{said}"
+    );
+
+    // Gone: the defaults again.
+    let judged = judged_after_settings_file(&mut client, &workspace, (&uri, &text, 4), None);
+    assert!(!judged.await.is_empty());
 }
