@@ -11,15 +11,7 @@ use crate::confirm::condition::Condition;
 use crate::confirm::process::Invocation;
 
 /// Files that make a directory pytest's root: its configuration files, and a package's.
-pub const ROOT_MARKERS: [&str; 7] = [
-    "pytest.toml",
-    ".pytest.toml",
-    "pytest.ini",
-    ".pytest.ini",
-    "pyproject.toml",
-    "tox.ini",
-    "setup.cfg",
-];
+pub const ROOT_MARKERS: [&str; 7] = crate::extract::PYTEST_CONFIG_FILES;
 
 /// The `twice` plugin, written next to the runs and loaded with `-p`.
 const TWICE_PLUGIN: &str = include_str!("../twice/flakesense_twice.py");

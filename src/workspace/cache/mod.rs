@@ -19,6 +19,7 @@ use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
 
+use crate::extract::PYTEST_CONFIG_FILES;
 use crate::language::Language;
 use crate::prevalence::{Counts, Prevalence};
 
@@ -146,14 +147,7 @@ impl PrevalenceCache {
         {
             self.directory_stamps(parent).hash(&mut hasher);
         }
-        for name in [
-            "conftest.py",
-            "pytest.toml",
-            "pytest.ini",
-            "pyproject.toml",
-            "tox.ini",
-            "setup.cfg",
-        ] {
+        for name in std::iter::once(crate::context::CONFTEST).chain(PYTEST_CONFIG_FILES) {
             if let Ok(metadata) = fs::metadata(directory.join(name)) {
                 name.hash(&mut hasher);
                 metadata.len().hash(&mut hasher);

@@ -139,6 +139,23 @@ fn a_changed_conftest_counts_the_python_tests_again() {
 }
 
 #[test]
+fn every_pytest_configuration_file_counts_the_python_tests_again() {
+    for name in crate::extract::PYTEST_CONFIG_FILES {
+        let root = workspace();
+        assert_eq!(counted(root.path()).tests(Language::Python), 1);
+        // pytest now collects `check*` functions only: `test_uses` is no test.
+        let settings = match name {
+            "pyproject.toml" => "[tool.pytest.ini_options]\npython_functions = \"check\"\n",
+            "pytest.toml" | ".pytest.toml" => "[pytest]\npython_functions = [\"check\"]\n",
+            "setup.cfg" => "[tool:pytest]\npython_functions = check\n",
+            _ => "[pytest]\npython_functions = check\n",
+        };
+        write(root.path(), name, settings);
+        assert_eq!(counted(root.path()).tests(Language::Python), 0, "{name}");
+    }
+}
+
+#[test]
 fn a_damaged_cache_is_rebuilt_silently() {
     let root = workspace();
     let first = counted(root.path());
