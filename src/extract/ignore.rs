@@ -2,8 +2,6 @@
 
 use std::ops::Range;
 
-use super::layout::comments_directly_above;
-
 /// Whether a comment's text carries the marker. Any spacing after the colon is accepted, so
 /// `flakesense:ignore` works too.
 pub(super) fn has_ignore_marker(comment: &str) -> bool {
@@ -15,7 +13,8 @@ pub(super) fn has_ignore_marker(comment: &str) -> bool {
 }
 
 /// For each test range, whether a marker comment silences it: one inside the range, or one in the
-/// block of comment lines directly above it (no blank line between).
+/// block of comment lines directly above it (no blank line between), `above` giving each test's
+/// block as indices into `comments` ([`super::layout::comments_directly_above`]).
 ///
 /// `comments` and `tests` must be sorted by start. A marker directly above a test belongs to that
 /// test alone, even when it also falls inside another one: Python puts a comment indented like the
@@ -24,6 +23,7 @@ pub(super) fn ignored_tests(
     source: &str,
     comments: &[Range<usize>],
     tests: &[Range<usize>],
+    above: &[Range<usize>],
 ) -> Vec<bool> {
     let is_marker: Vec<bool> = comments
         .iter()
@@ -35,8 +35,8 @@ pub(super) fn ignored_tests(
     }
     let mut ignored = vec![false; tests.len()];
     let mut claimed = vec![false; comments.len()];
-    for (test, ignored) in tests.iter().zip(&mut ignored) {
-        for index in comments_directly_above(source, comments, test.start) {
+    for (block, ignored) in above.iter().zip(&mut ignored) {
+        for index in block.clone() {
             if is_marker[index] {
                 *ignored = true;
                 claimed[index] = true;
@@ -83,7 +83,20 @@ mod tests {
                 start..start + test.len()
             })
             .collect();
-        ignored_tests(source, &line_comments(source), &ranges)
+        with_blocks_above(source, &line_comments(source), &ranges)
+    }
+
+    /// [`ignored_tests`] with each test's block of comments above found as extraction finds it.
+    fn with_blocks_above(
+        source: &str,
+        comments: &[Range<usize>],
+        tests: &[Range<usize>],
+    ) -> Vec<bool> {
+        let above: Vec<Range<usize>> = tests
+            .iter()
+            .map(|test| super::super::layout::comments_directly_above(source, comments, test.start))
+            .collect();
+        ignored_tests(source, comments, tests, &above)
     }
 
     #[test]
@@ -141,7 +154,7 @@ mod tests {
         let source = "// é flakesense: ignore\nfn a() {}\n";
         let comments = [0..1000, 4..10];
         assert_eq!(
-            ignored_tests(source, &comments, &[25..34, 3..2000]),
+            with_blocks_above(source, &comments, &[25..34, 3..2000]),
             [false, false]
         );
     }

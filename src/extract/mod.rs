@@ -291,16 +291,16 @@ fn find_tests(
     // The ignore pass needs the tests sorted by their widened starts.
     tests.sort_by_key(|test| test.range.start);
     let ranges: Vec<Range<usize>> = tests.iter().map(|test| test.range.clone()).collect();
-    let ignored = ignore::ignored_tests(source, &comments, &ranges);
-    for (test, ignored) in tests.iter_mut().zip(ignored) {
+    let above: Vec<Range<usize>> = ranges
+        .iter()
+        .map(|test| layout::comments_directly_above(source, &comments, test.start))
+        .collect();
+    let ignored = ignore::ignored_tests(source, &comments, &ranges, &above);
+    for ((test, ignored), block) in tests.iter_mut().zip(ignored).zip(above) {
         test.ignored = ignored;
-        let block = layout::comments_directly_above(source, &comments, test.range.start);
-        if let (Some(first), Some(last)) = (
-            comments.get(block.start),
-            block.end.checked_sub(1).and_then(|last| comments.get(last)),
-        ) && !block.is_empty()
-        {
-            test.comments_above = first.start..last.end;
+        // `block` lies within `comments`: the indices of comments before the test's start.
+        if !block.is_empty() {
+            test.comments_above = comments[block.start].start..comments[block.end - 1].end;
         }
     }
     Extraction {
