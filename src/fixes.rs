@@ -136,7 +136,11 @@ fn read_repository(language: Language, folder: &Path) -> Result<Repository> {
         .par_iter()
         .filter(|path| Language::from_path(path) == Some(language))
         // Only the files the test runner collects, as `flakesense check` walks them.
-        .filter(|path| surroundings.discovery(path).collects_file(language, path))
+        .filter(|path| {
+            surroundings
+                .discovery(language, path)
+                .collects_file(language, path)
+        })
         .map(|path| {
             let relative = relative(&snapshot, path);
             read_file(

@@ -232,7 +232,7 @@ fn working_tree_tests(root: &Path, file: &Path, relative: &str) -> Vec<TestMetho
     let Ok(source) = crate::files::read_source(file) else {
         return Vec::new();
     };
-    let discovery = workspace::discovery(root, file);
+    let discovery = workspace::discovery(root, source.language, file);
     extract::extract_tests_with(source.language, relative, &source.text, &discovery).tests
 }
 

@@ -81,8 +81,11 @@ pub fn find_test_files(root: &Path) -> Result<(Vec<PathBuf>, Vec<String>)> {
     let files = files
         .into_iter()
         .filter(|path| {
-            Language::from_path(path)
-                .is_none_or(|language| discoveries.discovery(path).collects_file(language, path))
+            Language::from_path(path).is_none_or(|language| {
+                discoveries
+                    .discovery(language, path)
+                    .collects_file(language, path)
+            })
         })
         .collect();
     let problems = problems
@@ -183,7 +186,7 @@ fn read_file(root: &Path, path: &Path, discoveries: &SurroundingsReader) -> File
     if file.lossy {
         return FileTests::Problem(format!("{relative}: not valid UTF-8"));
     }
-    let discovery = discoveries.discovery(path);
+    let discovery = discoveries.discovery(file.language, path);
     let extraction = extract_tests_with(file.language, &relative, &file.text, &discovery);
     let tests = extraction
         .tests

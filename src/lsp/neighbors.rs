@@ -85,7 +85,7 @@ impl<'a> NeighborLocator<'a> {
             text: &text,
             lines: &lines,
         };
-        let discovery = crate::workspace::discovery(root, &path);
+        let discovery = crate::workspace::discovery(root, language, &path);
         let names = extract::extract_tests_with(language, &relative_path, &text, &discovery)
             .tests
             .into_iter()

@@ -30,15 +30,16 @@ impl SurroundingsReader {
         }
     }
 
-    /// How the test runners find tests in the file at `path`, for callers that only find tests.
-    pub fn discovery(&self, path: &Path) -> Arc<Discovery> {
-        self.discoveries.for_file(path)
+    /// How the test runners find tests in the `language` file at `path`, for callers that only
+    /// find tests.
+    pub fn discovery(&self, language: Language, path: &Path) -> Arc<Discovery> {
+        self.discoveries.for_file(language, path)
     }
 
     /// Forgets what was read from the file at `path` when it is one that surroundings are read
     /// from (a pytest configuration file or a `conftest.py`), so the next read takes it anew;
-    /// whether it was one. A conftest file is read again anyway when its size or modification
-    /// time changes, which a quick save of the same length can leave as it was.
+    /// whether it was one. Both are read again anyway when their size or modification time
+    /// changes, which a quick save of the same length can leave as it was.
     pub fn forget(&self, path: &Path) -> bool {
         let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
             return false;
@@ -68,7 +69,7 @@ impl SurroundingsReader {
     pub fn for_file(&self, language: Language, path: &Path) -> Surroundings {
         let relative = super::relative_path(&self.root, path);
         Surroundings {
-            discovery: self.discoveries.for_file(path),
+            discovery: self.discoveries.for_file(language, path),
             conftests: self.conftests.for_file(language, &relative),
         }
     }
@@ -78,19 +79,34 @@ impl SurroundingsReader {
 /// a file at that path could be anything (`/dev/zero` behind a link).
 const MAX_PYTEST_CONFIG_BYTES: u64 = 1024 * 1024;
 
-/// How the test runners collect the tests of the file at `path` in the workspace at `root`: the
-/// pytest settings of the nearest pytest configuration file, looking in the file's directory and
-/// then in each parent up to `root`, as pytest looks for its configuration (all the way up for a
-/// file outside `root`). A file pytest would refuse (invalid TOML) gives pytest's defaults.
-pub fn discovery(root: &Path, path: &Path) -> Discovery {
-    Discoveries::new(root).for_file(path).as_ref().clone()
+/// How the test runners collect the tests of the `language` file at `path` in the workspace at
+/// `root`: for Python, the pytest settings of the nearest pytest configuration file, looking in the
+/// file's directory and then in each parent up to `root`, as pytest looks for its configuration
+/// (all the way up for a file outside `root`). A file pytest would refuse (invalid TOML) gives
+/// pytest's defaults. Java's and Rust's runners have nothing to configure.
+pub fn discovery(root: &Path, language: Language, path: &Path) -> Discovery {
+    Discoveries::new(root)
+        .for_file(language, path)
+        .as_ref()
+        .clone()
 }
 
-/// [`discovery`] for many files of one workspace, reading each directory's configuration once.
+/// [`discovery`] for many files of one workspace, reading each directory's configuration once,
+/// and again when one of its configuration files appears, goes or changes its size or
+/// modification time (the language server keeps one for its whole life, and a client need not
+/// tell it of files it does not show).
 #[derive(Debug)]
 struct Discoveries {
     root: PathBuf,
-    by_directory: Mutex<HashMap<PathBuf, Arc<Discovery>>>,
+    by_directory: Mutex<HashMap<PathBuf, Level>>,
+}
+
+/// What one directory's own configuration files said, and their stamps when they were read.
+#[derive(Debug, Clone)]
+struct Level {
+    stamps: [Stamp; extract::PYTEST_CONFIG_FILES.len()],
+    /// The settings of the first file with a pytest section; `None` sends the search upwards.
+    own: Option<Arc<Discovery>>,
 }
 
 impl Discoveries {
@@ -101,37 +117,52 @@ impl Discoveries {
         }
     }
 
-    fn for_file(&self, path: &Path) -> Arc<Discovery> {
-        match path.parent() {
-            Some(directory) => self.for_directory(directory),
-            None => Arc::default(),
+    fn for_file(&self, language: Language, path: &Path) -> Arc<Discovery> {
+        match (language, path.parent()) {
+            (Language::Python, Some(directory)) => self.for_directory(directory),
+            _ => Arc::default(),
         }
     }
 
     fn for_directory(&self, directory: &Path) -> Arc<Discovery> {
-        let cached = self
+        if let Some(own) = self.own_settings(directory) {
+            return own;
+        }
+        match directory.parent() {
+            Some(parent) if directory != self.root && !parent.as_os_str().is_empty() => {
+                self.for_directory(parent)
+            }
+            _ => Arc::default(),
+        }
+    }
+
+    /// The settings `directory`'s own configuration files give, read again when their stamps
+    /// changed.
+    fn own_settings(&self, directory: &Path) -> Option<Arc<Discovery>> {
+        let stamps = extract::PYTEST_CONFIG_FILES.map(|name| stamp(&directory.join(name)));
+        let known = self
             .by_directory
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(directory)
             .cloned();
-        if let Some(cached) = cached {
-            return cached;
+        if let Some(known) = known
+            && known.stamps == stamps
+        {
+            return known.own;
         }
-        let found = match pytest_settings_in(directory) {
-            Some(pytest) => Arc::new(Discovery { pytest }),
-            None => match directory.parent() {
-                Some(parent) if directory != self.root && !parent.as_os_str().is_empty() => {
-                    self.for_directory(parent)
-                }
-                _ => Arc::default(),
-            },
-        };
+        let own = pytest_settings_in(directory).map(|pytest| Arc::new(Discovery { pytest }));
         self.by_directory
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(directory.to_path_buf(), found.clone());
-        found
+            .insert(
+                directory.to_path_buf(),
+                Level {
+                    stamps,
+                    own: own.clone(),
+                },
+            );
+        own
     }
 }
 
@@ -175,8 +206,15 @@ struct Conftests {
 /// A conftest file as last read: when, and what it held.
 type Parsed = (Stamp, Option<Arc<ParsedFile>>);
 
-/// What tells a file changed: its length and modification time (none: it does not exist).
+/// What tells a file changed: its length and modification time (none: it is not a regular file).
 type Stamp = Option<(u64, Option<std::time::SystemTime>)>;
+
+fn stamp(path: &Path) -> Stamp {
+    std::fs::metadata(path)
+        .ok()
+        .filter(|metadata| metadata.is_file())
+        .map(|metadata| (metadata.len(), metadata.modified().ok()))
+}
 
 impl Conftests {
     fn new(root: &Path) -> Conftests {
@@ -200,10 +238,7 @@ impl Conftests {
 
     fn parsed(&self, relative: String) -> Option<Arc<ParsedFile>> {
         let path = self.root.join(&relative);
-        let stamp: Stamp = std::fs::metadata(&path)
-            .ok()
-            .filter(|metadata| metadata.is_file())
-            .map(|metadata| (metadata.len(), metadata.modified().ok()));
+        let stamp = stamp(&path);
         let known = self
             .parsed
             .lock()
@@ -316,14 +351,14 @@ mod tests {
         let discoveries = Discoveries::new(&root);
         let functions = |path: &str| {
             discoveries
-                .for_file(&root.join(path))
+                .for_file(Language::Python, &root.join(path))
                 .pytest
                 .functions()
                 .to_vec()
         };
         let classes = |path: &str| {
             discoveries
-                .for_file(&root.join(path))
+                .for_file(Language::Python, &root.join(path))
                 .pytest
                 .classes()
                 .to_vec()
@@ -334,12 +369,55 @@ mod tests {
         assert_eq!(functions("t/unit/test_b.py"), ["verify_"]);
         assert_eq!(classes("t/unit/deeper/test_c.py"), ["Test"]);
         assert_eq!(
-            discovery(&root, &root.join("test_d.py")).pytest.classes(),
+            discovery(&root, Language::Python, &root.join("test_d.py"))
+                .pytest
+                .classes(),
             ["test_*"]
         );
         let bare = tempfile::tempdir().unwrap();
         assert_eq!(
-            discovery(bare.path(), &bare.path().join("test_e.py")),
+            discovery(
+                bare.path(),
+                Language::Python,
+                &bare.path().join("test_e.py")
+            ),
+            Discovery::default()
+        );
+    }
+
+    #[test]
+    fn configuration_files_that_appear_change_or_go_are_read_again() {
+        let workspace = tempfile::tempdir().unwrap();
+        let root = workspace.path();
+        let discoveries = Discoveries::new(root);
+        let functions = || {
+            discoveries
+                .for_file(Language::Python, &root.join("t/test_a.py"))
+                .pytest
+                .functions()
+                .to_vec()
+        };
+        assert_eq!(functions(), ["test"]);
+        write(
+            &root.join("setup.cfg"),
+            "[tool:pytest]\npython_functions = check_\n",
+        );
+        assert_eq!(functions(), ["check_"], "a new file in a parent directory");
+        write(
+            &root.join("t/tox.ini"),
+            "[pytest]\npython_functions = verify_\n",
+        );
+        assert_eq!(functions(), ["verify_"], "a new file nearer the test");
+        write(
+            &root.join("t/tox.ini"),
+            "[pytest]\npython_functions = confirm_\n",
+        );
+        assert_eq!(functions(), ["confirm_"], "a file that changed");
+        std::fs::remove_file(root.join("t/tox.ini")).unwrap();
+        assert_eq!(functions(), ["check_"], "a file that went");
+        // Java's and Rust's runners read none of it.
+        assert_eq!(
+            *discoveries.for_file(Language::Rust, &root.join("t/a.rs")),
             Discovery::default()
         );
     }
@@ -358,13 +436,13 @@ mod tests {
         std::fs::create_dir_all(root.path().join("a/b/pytest.ini")).unwrap();
         let discoveries = Discoveries::new(root.path());
         assert_eq!(
-            *discoveries.for_file(&root.path().join("test_x.py")),
+            *discoveries.for_file(Language::Python, &root.path().join("test_x.py")),
             Discovery::default()
         );
         // A directory named pytest.ini is not a configuration file.
         assert_eq!(
             discoveries
-                .for_file(&root.path().join("a/b/test_x.py"))
+                .for_file(Language::Python, &root.path().join("a/b/test_x.py"))
                 .pytest
                 .classes(),
             ["Check"]

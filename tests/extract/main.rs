@@ -166,7 +166,7 @@ fn discovery_snapshot(tree: &str) -> String {
             .expect("under the root")
             .to_string_lossy()
             .replace('\\', "/");
-        let discovery = flakesense::workspace::discovery(&root, &path);
+        let discovery = flakesense::workspace::discovery(&root, Language::Python, &path);
         let walked = if discovery.collects_file(Language::Python, &path) {
             "judged when walking"
         } else {

@@ -1,6 +1,6 @@
 //! What a Python test runs and how pytest finds it live in other files (`conftest.py`, pytest's
 //! settings): saving one of them, or a change the client watched on disk, judges the open tests
-//! again.
+//! again; a change no client reported applies when the test file is next judged.
 
 use std::time::Duration;
 
@@ -108,6 +108,37 @@ async fn saving_pytest_settings_judges_again_which_functions_are_tests() {
     workspace.write("pytest.ini", "[pytest]\npython_functions = check_*\n");
     saved(&client, &workspace.uri("pytest.ini")).await;
     let published = messages(&client.diagnostics(&uri, Some(1)).await);
+    assert_eq!(published.len(), 1, "{published:?}");
+    assert!(
+        published[0].contains("fixed sleep `time.sleep(1)`"),
+        "{published:?}"
+    );
+}
+
+#[tokio::test]
+async fn pytest_settings_edited_unseen_by_the_client_apply_at_the_next_edit() {
+    // A client that neither saves nor watches the configuration file: the server learns of the
+    // change only by looking, the next time it judges the test file.
+    let (workspace, mut client) = sleepy_python_workspace(json!({}), &[]).await;
+    let text = "import time\n\ndef check_refund():\n    time.sleep(1)\n";
+    let uri = workspace.uri("tests/test_refund.py");
+    client.open(&uri, "python", 1, text).await;
+    assert_eq!(
+        messages(&client.diagnostics(&uri, Some(1)).await),
+        Vec::<String>::new()
+    );
+
+    workspace.write("tests/pytest.ini", "[pytest]\npython_functions = check_*\n");
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": {"uri": uri, "version": 2},
+                "contentChanges": [{"text": format!("{text}\n")}],
+            }),
+        )
+        .await;
+    let published = messages(&client.diagnostics(&uri, Some(2)).await);
     assert_eq!(published.len(), 1, "{published:?}");
     assert!(
         published[0].contains("fixed sleep `time.sleep(1)`"),
