@@ -2,6 +2,7 @@
 
 use tree_sitter::Node;
 
+use super::markers;
 use super::walk::{Candidate, Depth, Found, Stop, children, field_text};
 
 /// JUnit 4 and 5 and TestNG: a method carrying one of these annotations. Only the last segment
@@ -67,6 +68,15 @@ fn members(
                         name: name.byte_range(),
                         scope: class.scope,
                     });
+                    let modifiers = children(node).filter(|child| child.kind() == "modifiers");
+                    found.markers.extend(
+                        modifiers
+                            .flat_map(children)
+                            .filter(|modifier| {
+                                matches!(modifier.kind(), "marker_annotation" | "annotation")
+                            })
+                            .filter_map(markers::java),
+                    );
                 }
             }
             "package_declaration" if found.package.is_none() => {

@@ -7,6 +7,7 @@ mod id;
 mod ignore;
 mod java;
 mod layout;
+mod markers;
 mod parser;
 mod pytest_config;
 mod python;
@@ -15,6 +16,7 @@ mod rust_macros;
 mod walk;
 
 pub use discovery::{Discovery, PytestSettings};
+pub use markers::Marker;
 pub use pytest_config::{CONFIG_FILES as PYTEST_CONFIG_FILES, ConfigError};
 
 use std::borrow::Cow;
@@ -48,6 +50,10 @@ pub struct TestMethod {
     /// Byte range of the block of comments directly above the test (no blank line between, each
     /// on its own line), outside `range`; empty, at the test's start, when there is none.
     pub comments_above: Range<usize>,
+    /// The annotations, decorators or attributes before the test's name, in source order.
+    pub markers: Vec<Marker>,
+    /// Byte ranges of the comments before the test's name, within `range`, in source order.
+    pub head_comments: Vec<Range<usize>>,
 }
 
 /// What extraction found in one file.
@@ -244,6 +250,8 @@ fn find_tests(
     found
         .candidates
         .dedup_by_key(|candidate| candidate.range.clone());
+    found.markers.sort_by_key(|marker| marker.range.start);
+    found.markers.dedup_by_key(|marker| marker.range.start);
     let package = found
         .package
         .clone()
@@ -273,6 +281,9 @@ fn find_tests(
             .collect();
         let id = id::test_id(language, path, package.as_deref(), &scopes, name);
         id_bytes += id.len();
+        let head = start..candidate.name.start;
+        let markers = within(&found.markers, &head, |marker| &marker.range).to_vec();
+        let head_comments = within(&comments, &head, |comment| comment).to_vec();
         tests.push(TestMethod {
             language,
             name: name.to_owned(),
@@ -282,6 +293,8 @@ fn find_tests(
             name_range: candidate.name.clone(),
             ignored: false,
             comments_above: start..start,
+            markers,
+            head_comments,
         });
     }
     let incomplete = (tests.len() < found.candidates.len()).then_some(Incomplete::TooManyTests {
@@ -308,6 +321,17 @@ fn find_tests(
         has_syntax_errors,
         incomplete,
     }
+}
+
+/// The run of `items` (sorted by start, not overlapping) that lies within `span`.
+fn within<'a, T>(
+    items: &'a [T],
+    span: &Range<usize>,
+    range: impl Fn(&T) -> &Range<usize>,
+) -> &'a [T] {
+    let first = items.partition_point(|item| range(item).start < span.start);
+    let count = items[first..].partition_point(|item| range(item).end <= span.end);
+    &items[first..first + count]
 }
 
 /// Decodes file bytes as UTF-8, replacing invalid sequences; the flag says whether any were.

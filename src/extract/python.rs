@@ -11,6 +11,7 @@
 use tree_sitter::Node;
 
 use super::discovery::PytestSettings;
+use super::markers;
 use super::walk::{Candidate, Depth, Found, Stop, children, field_text};
 
 /// The comment kinds, for ignore markers.
@@ -96,6 +97,11 @@ impl Walk<'_> {
                 name: name.byte_range(),
                 scope,
             });
+            self.found.markers.extend(
+                children(node)
+                    .filter(|child| child.kind() == "decorator")
+                    .filter_map(markers::python),
+            );
         }
     }
 

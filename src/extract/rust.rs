@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use tree_sitter::Node;
 
 use super::budget::Budget;
+use super::markers;
 use super::rust_macros::{MAX_TEST_RULES, Rule, holds_test_attribute, inner_range};
 use super::walk::{Candidate, Depth, Found, Stop, children, field_text};
 use crate::language::Language;
@@ -80,6 +81,7 @@ impl Walk<'_> {
             match node.kind() {
                 "attribute_item" => {
                     self.found.attached.push(node.byte_range());
+                    self.found.markers.extend(markers::rust(node));
                     test_attribute |= children(node)
                         .find(|child| child.kind() == "attribute")
                         .and_then(|attribute| self.source.get(attribute.byte_range()))

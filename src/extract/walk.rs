@@ -14,6 +14,7 @@ use std::ops::Range;
 use tree_sitter::{Node, TreeCursor};
 
 use super::budget::Spent;
+use super::markers::Marker;
 use crate::language::Language;
 
 /// A test a walk found, before its range is widened over attached attributes.
@@ -42,6 +43,8 @@ pub(super) struct Found {
     pub attached: Vec<Range<usize>>,
     /// Java's package name.
     pub package: Option<Range<usize>>,
+    /// The markers of the tests (and, in Rust, of every item), in no particular order.
+    pub markers: Vec<Marker>,
 }
 
 impl Found {

@@ -263,6 +263,8 @@ mod tests {
                 code: String::new(),
                 ignored: false,
                 comments_above: 0..0,
+                markers: Vec::new(),
+                head_comments: Vec::new(),
             },
             file: Path::new("/repo/crate").join(path.trim_start_matches("crate/")),
             path: path.to_string(),

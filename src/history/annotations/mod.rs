@@ -19,7 +19,6 @@
 //! not read; they more often explain what a test does to stay stable.
 
 pub mod flakiness_words;
-mod head_scanner;
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -32,7 +31,6 @@ use crate::language::Language;
 
 use super::category_hints;
 use flakiness_words::{Strength, mentions_flakiness};
-use head_scanner::{Piece, scan_head, string_literals};
 
 /// What the markers of one test say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -51,40 +49,96 @@ impl Marks {
     }
 }
 
+/// A piece of a test's head, the text before its name, with ranges into the test's code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    /// An annotation, decorator or attribute: `range` covers all of it, `args` what follows its
+    /// name, `strings` the contents of the string literals there.
+    Marker {
+        range: Range<usize>,
+        name: String,
+        args: Option<Range<usize>>,
+        strings: Vec<String>,
+    },
+    Comment {
+        range: Range<usize>,
+    },
+}
+
+/// The markers and comments of `test`'s head, in source order, as extraction read them from the
+/// syntax tree.
+fn head_pieces(test: &TestMethod) -> Vec<Piece> {
+    let code = test.code.as_str();
+    let local = |range: &Range<usize>| {
+        let start = range.start.checked_sub(test.range.start)?;
+        let end = range.end.checked_sub(test.range.start)?;
+        code.get(start..end).map(|_| start..end)
+    };
+    let text = |range: &Range<usize>| local(range).map(|range| code[range].to_string());
+    let markers = test.markers.iter().filter_map(|marker| {
+        Some(Piece::Marker {
+            range: local(&marker.range)?,
+            name: text(&marker.name)?,
+            args: marker.arguments.as_ref().and_then(local),
+            strings: marker.strings.iter().filter_map(text).collect(),
+        })
+    });
+    // A comment among a marker's arguments explains them, often why a case is left out to keep
+    // the test stable ("in other cases rounding errors lead to flaky tests"): not read.
+    let inside_a_marker = |comment: &&Range<usize>| {
+        test.markers
+            .iter()
+            .any(|marker| marker.range.start <= comment.start && comment.end <= marker.range.end)
+    };
+    let comments = test
+        .head_comments
+        .iter()
+        .filter(|comment| !inside_a_marker(comment))
+        .filter_map(|comment| {
+            Some(Piece::Comment {
+                range: local(comment)?,
+            })
+        });
+    let mut pieces: Vec<Piece> = markers.chain(comments).collect();
+    pieces.sort_by_key(|piece| match piece {
+        Piece::Marker { range, .. } | Piece::Comment { range } => range.start,
+    });
+    pieces
+}
+
 /// Reads the markers of `test`, whose code is `source[test.range]`.
 pub fn inspect(source: &str, test: &TestMethod) -> Marks {
     let code = test.code.as_str();
-    let head_len = test
-        .name_range
-        .start
-        .checked_sub(test.range.start)
-        .filter(|&len| len <= code.len() && code.is_char_boundary(len))
-        .unwrap_or(0);
-    let head = &code[..head_len];
-    let pieces = scan_head(test.language, head);
+    let pieces = head_pieces(test);
     let mut marks = Marks::default();
     let mut reasons: Vec<String> = Vec::new();
     let mut attached_comments: Vec<usize> = Vec::new();
 
     for (index, piece) in pieces.iter().enumerate() {
-        let Piece::Marker { range, name, args } = piece else {
+        let Piece::Marker {
+            range,
+            name,
+            args,
+            strings,
+        } = piece
+        else {
             continue;
         };
-        let args_text = args.clone().map_or("", |args| &head[args]);
-        let written = head[range.clone()].trim().to_string();
+        let args_text = args.clone().map_or("", |args| &code[args]);
+        let written = code[range.clone()].trim().to_string();
         let kind = classify(test.language, name, args_text);
         let flaky = match kind {
             MarkerKind::Flaky => {
-                reasons.push(string_literals(test.language, args_text).join(" "));
+                reasons.push(strings.join(" "));
                 true
             }
             MarkerKind::Skip => {
-                let comments = comments_attached(head, &pieces, index);
-                let mut reason = string_literals(test.language, args_text).join(" ");
+                let comments = comments_attached(code, &pieces, index);
+                let mut reason = strings.join(" ");
                 for &comment in &comments {
                     if let Piece::Comment { range } = &pieces[comment] {
                         reason.push(' ');
-                        reason.push_str(&head[range.clone()]);
+                        reason.push_str(&code[range.clone()]);
                     }
                 }
                 let flaky = mentions_flakiness(&reason, Strength::Reason);
@@ -111,7 +165,7 @@ pub fn inspect(source: &str, test: &TestMethod) -> Marks {
         let Piece::Comment { range } = piece else {
             continue;
         };
-        let text = &head[range.clone()];
+        let text = &code[range.clone()];
         if !attached_comments.contains(&index) && mentions_flakiness(text, Strength::Comment) {
             marks.markers.push(text.trim().to_string());
             marks.strip.push(range.clone());
@@ -201,7 +255,7 @@ fn names_flakiness(args: &str) -> bool {
 
 /// The comments that belong to the marker at `index`: those on its line after it, and the block of
 /// comment lines directly above it.
-fn comments_attached(head: &str, pieces: &[Piece], index: usize) -> Vec<usize> {
+fn comments_attached(code: &str, pieces: &[Piece], index: usize) -> Vec<usize> {
     let Piece::Marker { range, .. } = &pieces[index] else {
         return Vec::new();
     };
@@ -211,18 +265,21 @@ fn comments_attached(head: &str, pieces: &[Piece], index: usize) -> Vec<usize> {
         let Piece::Comment { range: comment } = &pieces[earlier] else {
             break;
         };
-        let gap = &head[comment.end..below];
+        let Some(gap) = code.get(comment.end..below) else {
+            break;
+        };
         if !gap.trim().is_empty() || gap.matches('\n').count() > 1 {
             break;
         }
         attached.push(earlier);
         below = comment.start;
     }
-    if let Some(Piece::Comment { range: comment }) = pieces.get(index + 1) {
-        let gap = &head[range.end..comment.start];
-        if gap.trim().is_empty() && !gap.contains('\n') {
-            attached.push(index + 1);
-        }
+    if let Some(Piece::Comment { range: comment }) = pieces.get(index + 1)
+        && let Some(gap) = code.get(range.end..comment.start)
+        && gap.trim().is_empty()
+        && !gap.contains('\n')
+    {
+        attached.push(index + 1);
     }
     attached
 }
@@ -307,6 +364,13 @@ mod tests {
         let xfail =
             "@pytest.mark.xfail(reason=\"bug #12: wrong rounding\")\ndef test_a():\n    pass\n";
         assert!(!inspect_one(Language::Python, "t.py", xfail).0.is_flaky());
+        let explained = "@sample(\n    # other bins make the test flaky\n    bins=[1, 2],\n)\ndef test_a():\n    pass\n";
+        assert!(
+            !inspect_one(Language::Python, "t.py", explained)
+                .0
+                .is_flaky(),
+            "a comment among a marker's arguments explains them"
+        );
         let comment =
             "@unittest.expectedFailure  # fails intermittently on CI\ndef test_a():\n    pass\n";
         let (marks, stripped) = inspect_one(Language::Python, "t.py", comment);
