@@ -80,6 +80,30 @@ fn assert_consistent(source: &str, extraction: &Extraction) {
         assert_eq!(test.code, source[test.range.clone()]);
         assert_eq!(test.name, source[test.name_range.clone()]);
         assert!(test.range.start <= test.name_range.start && test.name_range.end <= test.range.end);
+        // Markers and head comments lie in the head, before the name, in source order.
+        let head = test.range.start..test.name_range.start;
+        let in_head = |range: &std::ops::Range<usize>| {
+            head.start <= range.start
+                && range.end <= head.end
+                && source.get(range.clone()).is_some()
+        };
+        for marker in &test.markers {
+            assert!(in_head(&marker.range), "{marker:?} outside {head:?}");
+            let parts = marker
+                .strings
+                .iter()
+                .chain(&marker.arguments)
+                .chain([&marker.name]);
+            for part in parts {
+                assert!(
+                    marker.range.start <= part.start && part.end <= marker.range.end,
+                    "{part:?} outside {marker:?}"
+                );
+            }
+        }
+        assert!(test.markers.is_sorted_by_key(|marker| marker.range.start));
+        assert!(test.head_comments.iter().all(in_head));
+        assert!(test.head_comments.is_sorted_by_key(|comment| comment.start));
         assert!(
             test.id.ends_with(&test.name),
             "{} does not end with its name",
