@@ -1,5 +1,6 @@
-//! Reading the workspace's tests after `initialized`: how common each signal is among them, for
-//! the shipped models' priors, counted off the request path.
+//! Reading the workspace's tests after `initialized`, and again when the settings exclude other
+//! files: how common each signal is among them, for the shipped models' priors, counted off the
+//! request path.
 
 use std::sync::Arc;
 
@@ -24,9 +25,23 @@ pub async fn read_workspace_tests(session: &Arc<Session>) {
     }
 }
 
+/// Counts the workspace's tests again, in the background, after the settings changed which files
+/// are excluded, then judges the open documents again with the new shares (as `check` would
+/// weigh them).
+pub fn recount_workspace_tests(session: &Arc<Session>) {
+    let session = session.clone();
+    tokio::spawn(async move {
+        if count_workspace_tests(&session).await {
+            session.invalidate_predictions();
+            crate::lsp::analyze::schedule_all(&session);
+        }
+    });
+}
+
 /// Counts the workspace's signal shares into the session's state; false when there is no
 /// workspace or the count failed (logged).
 async fn count_workspace_tests(session: &Arc<Session>) -> bool {
+    let _counting = session.counting.lock().await;
     let (root, exclude) = {
         let state = session.state();
         (state.root.clone(), state.exclude.clone())

@@ -6,9 +6,7 @@ use std::sync::Arc;
 use tower_lsp_server::ls_types::DidChangeConfigurationParams;
 
 use crate::lsp::analyze;
-use crate::lsp::loading::{
-    apply_editor_settings, apply_settings, load_extra_models, load_settings,
-};
+use crate::lsp::loading::{apply_editor_settings, apply_settings, load_settings, settings_changed};
 use crate::lsp::session::Session;
 
 pub async fn did_change_configuration(
@@ -16,7 +14,7 @@ pub async fn did_change_configuration(
     params: DidChangeConfigurationParams,
 ) {
     session.wait_until_ready().await;
-    let models_before = session.state().config.models.clone();
+    let before = session.state().config.clone();
     if session.state().client_support.configuration {
         // Pull-model clients send an empty notification and expect to be asked.
         load_settings(session, false).await;
@@ -24,9 +22,6 @@ pub async fn did_change_configuration(
         apply_editor_settings(session, Some(params.settings)).await;
         apply_settings(session).await;
     }
-    if session.state().config.models != models_before {
-        load_extra_models(session).await;
-    }
-    session.invalidate_predictions();
+    settings_changed(session, &before).await;
     analyze::schedule_all(session);
 }

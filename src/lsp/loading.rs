@@ -8,6 +8,7 @@ use tower_lsp_server::ls_types::{ConfigurationItem, MessageType};
 use crate::config::Config;
 use crate::index::Index;
 use crate::labels::FileStamp;
+use crate::lsp::counting::recount_workspace_tests;
 use crate::lsp::session::{CLIENT_ANSWER_TIMEOUT, ProjectIndexState, Session};
 use crate::lsp::settings::read_editor_settings;
 use crate::workspace::{self, ProjectIndex};
@@ -107,12 +108,28 @@ async fn load_settings_file(session: &Session, starting: bool) {
 
 /// Reads `flakesense.toml` again after it changed on disk, and the models when they changed with
 /// it: settings in force at once, without a restart. The caller judges the documents again.
-pub async fn reload_settings_file(session: &Session) {
-    let models_before = session.state().config.models.clone();
+pub async fn reload_settings_file(session: &Arc<Session>) {
+    let before = session.state().config.clone();
     load_settings_file(session, false).await;
     apply_settings(session).await;
-    if session.state().config.models != models_before {
+    settings_changed(session, &before).await;
+}
+
+/// Takes in what changed from the settings `before`: the models, and the workspace's tests when
+/// other files are excluded; the open documents' predictions are dropped.
+pub async fn settings_changed(session: &Arc<Session>, before: &Config) {
+    let (models, exclude) = {
+        let state = session.state();
+        (
+            state.config.models != before.models,
+            state.config.exclude != before.exclude,
+        )
+    };
+    if models {
         load_extra_models(session).await;
+    }
+    if exclude {
+        recount_workspace_tests(session);
     }
     session.invalidate_predictions();
 }

@@ -188,6 +188,9 @@ pub struct Session {
     default_models_loaded: Mutex<[bool; 3]>,
     /// Serialises writes of the project index.
     pub marking: tokio::sync::Mutex<()>,
+    /// Serialises counts of the workspace's tests, so the last one started, which read the
+    /// newest settings, is the last one kept.
+    pub counting: tokio::sync::Mutex<()>,
     /// Serialises publishing diagnostics (see `analyze` and [`Session::publish_diagnostics`]).
     pub publishing: tokio::sync::Mutex<()>,
     /// The publications handed over and relayed to the client (see [`Publications`]).
@@ -207,6 +210,7 @@ impl Session {
             analyses: Mutex::default(),
             ready: watch::Sender::new(false),
             shares: SharesGate::default(),
+            counting: tokio::sync::Mutex::default(),
             default_models_loaded: Mutex::default(),
             marking: tokio::sync::Mutex::new(()),
             publishing: tokio::sync::Mutex::new(()),

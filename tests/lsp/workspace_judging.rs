@@ -144,6 +144,70 @@ async fn a_document_judged_before_the_workspace_is_read_is_judged_again_once_it_
 }
 
 #[tokio::test]
+async fn excluding_files_in_the_settings_file_counts_the_workspace_again() {
+    // Every other test sleeps, so a sleep is common here and the opened test is not warned; once
+    // flakesense.toml excludes them, the sleep is rare among the tests left, as `check` would
+    // count them, and the warning comes.
+    let (workspace, settings, opened) = sleepers_workspace(29, 29);
+    let (mut client, _) = workspace
+        .start_with(settings, json!({}), ClientBehaviour::default())
+        .await;
+    client
+        .wait_for(
+            "the log line of the workspace's tests",
+            read_the_workspace,
+            Duration::from_secs(20),
+        )
+        .await;
+    let uri = workspace.uri("src/test/java/OpenedTest.java");
+    client.open(&uri, "java", 1, &opened).await;
+    assert_eq!(
+        messages(&client.diagnostics(&uri, Some(1)).await),
+        Vec::<String>::new()
+    );
+    workspace.write(
+        "flakesense.toml",
+        "exclude = [\"src/test/java/OthersTest.java\"]\n",
+    );
+    // The settings file is looked at when a document is next judged.
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": {"uri": uri, "version": 2},
+                "contentChanges": [{"text": format!("{opened}\n")}],
+            }),
+        )
+        .await;
+    let recounted = client
+        .wait_for(
+            "the log line of the second count",
+            read_the_workspace,
+            Duration::from_secs(20),
+        )
+        .await;
+    assert!(
+        recounted["params"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("read the 1 tests of the workspace"),
+        "{recounted}"
+    );
+    let warned = client
+        .wait_for(
+            "a warning on the opened test",
+            |message| {
+                message["method"] == "textDocument/publishDiagnostics"
+                    && message["params"]["uri"] == uri
+                    && !messages(&message["params"]).is_empty()
+            },
+            Duration::from_secs(20),
+        )
+        .await;
+    assert_eq!(warned["params"]["version"], 2, "{warned:#}");
+}
+
+#[tokio::test]
 async fn a_file_of_many_tests_gets_a_diagnostic_on_each_flagged_test_and_keeps_them_on_edit() {
     // Forty tests are judged together (on every core); each warning must land on its own test.
     let workspace = Workspace::new();
