@@ -59,6 +59,22 @@ async fn saved(client: &LspClient, uri: &str) {
         .await;
 }
 
+/// The one diagnostic message published for `uri` at `version`.
+async fn the_one_warning(client: &mut LspClient, uri: &str, version: i64) -> String {
+    let mut published = messages(&client.diagnostics(uri, Some(version)).await);
+    assert_eq!(published.len(), 1, "{published:?}");
+    published.remove(0)
+}
+
+/// Asserts that `uri` is published at `version` without a diagnostic.
+async fn assert_unwarned(client: &mut LspClient, uri: &str, version: i64, why: &str) {
+    assert_eq!(
+        messages(&client.diagnostics(uri, Some(version)).await),
+        Vec::<String>::new(),
+        "{why}"
+    );
+}
+
 #[tokio::test]
 async fn saving_a_conftest_judges_again_the_tests_that_take_its_fixtures() {
     let (workspace, mut client) = sleepy_python_workspace(json!({}), &[]).await;
@@ -69,28 +85,21 @@ async fn saving_a_conftest_judges_again_the_tests_that_take_its_fixtures() {
     let text = "def test_order(server):\n    assert server == 1\n";
     let uri = workspace.uri("tests/test_shop.py");
     client.open(&uri, "python", 1, text).await;
-    assert_eq!(
-        messages(&client.diagnostics(&uri, Some(1)).await),
-        Vec::<String>::new()
-    );
+    assert_unwarned(&mut client, &uri, 1, "").await;
 
     // The fixture now waits, written by the editor (or by a checkout) and saved.
     workspace.write("tests/conftest.py", &fixture("time.sleep(2)"));
     saved(&client, &workspace.uri("tests/conftest.py")).await;
-    let published = messages(&client.diagnostics(&uri, Some(1)).await);
-    assert_eq!(published.len(), 1, "{published:?}");
+    let warning = the_one_warning(&mut client, &uri, 1).await;
     assert!(
-        published[0].contains("fixed sleep `time.sleep(2)` in fixture `server`"),
-        "{published:?}"
+        warning.contains("fixed sleep `time.sleep(2)` in fixture `server`"),
+        "{warning}"
     );
 
     // And back: the warning goes with the sleep.
     workspace.write("tests/conftest.py", &fixture("return 1"));
     saved(&client, &workspace.uri("tests/conftest.py")).await;
-    assert_eq!(
-        messages(&client.diagnostics(&uri, Some(1)).await),
-        Vec::<String>::new()
-    );
+    assert_unwarned(&mut client, &uri, 1, "").await;
 }
 
 #[tokio::test]
@@ -99,20 +108,18 @@ async fn saving_pytest_settings_judges_again_which_functions_are_tests() {
     let text = "import time\n\ndef check_refund():\n    time.sleep(1)\n";
     let uri = workspace.uri("tests/test_refund.py");
     client.open(&uri, "python", 1, text).await;
-    assert_eq!(
-        messages(&client.diagnostics(&uri, Some(1)).await),
-        Vec::<String>::new(),
-        "pytest collects `test*` functions by default"
-    );
+    assert_unwarned(
+        &mut client,
+        &uri,
+        1,
+        "pytest collects `test*` functions by default",
+    )
+    .await;
 
     workspace.write("pytest.ini", "[pytest]\npython_functions = check_*\n");
     saved(&client, &workspace.uri("pytest.ini")).await;
-    let published = messages(&client.diagnostics(&uri, Some(1)).await);
-    assert_eq!(published.len(), 1, "{published:?}");
-    assert!(
-        published[0].contains("fixed sleep `time.sleep(1)`"),
-        "{published:?}"
-    );
+    let warning = the_one_warning(&mut client, &uri, 1).await;
+    assert!(warning.contains("fixed sleep `time.sleep(1)`"), "{warning}");
 }
 
 #[tokio::test]
@@ -123,10 +130,7 @@ async fn pytest_settings_edited_unseen_by_the_client_apply_at_the_next_edit() {
     let text = "import time\n\ndef check_refund():\n    time.sleep(1)\n";
     let uri = workspace.uri("tests/test_refund.py");
     client.open(&uri, "python", 1, text).await;
-    assert_eq!(
-        messages(&client.diagnostics(&uri, Some(1)).await),
-        Vec::<String>::new()
-    );
+    assert_unwarned(&mut client, &uri, 1, "").await;
 
     workspace.write("tests/pytest.ini", "[pytest]\npython_functions = check_*\n");
     client
@@ -138,12 +142,8 @@ async fn pytest_settings_edited_unseen_by_the_client_apply_at_the_next_edit() {
             }),
         )
         .await;
-    let published = messages(&client.diagnostics(&uri, Some(2)).await);
-    assert_eq!(published.len(), 1, "{published:?}");
-    assert!(
-        published[0].contains("fixed sleep `time.sleep(1)`"),
-        "{published:?}"
-    );
+    let warning = the_one_warning(&mut client, &uri, 2).await;
+    assert!(warning.contains("fixed sleep `time.sleep(1)`"), "{warning}");
 }
 
 #[tokio::test]
@@ -171,10 +171,7 @@ async fn a_conftest_changed_on_disk_judges_again_the_tests_of_a_client_that_watc
 
     let uri = workspace.uri("tests/test_shop.py");
     client.open(&uri, "python", 1, text).await;
-    assert_eq!(
-        messages(&client.diagnostics(&uri, Some(1)).await),
-        Vec::<String>::new()
-    );
+    assert_unwarned(&mut client, &uri, 1, "").await;
     // A checkout brings a conftest.py whose fixture sleeps; the editor never opened it.
     workspace.write(
         "tests/conftest.py",
@@ -186,11 +183,10 @@ async fn a_conftest_changed_on_disk_judges_again_the_tests_of_a_client_that_watc
             json!({"changes": [{"uri": workspace.uri("tests/conftest.py"), "type": 1}]}),
         )
         .await;
-    let published = messages(&client.diagnostics(&uri, Some(1)).await);
-    assert_eq!(published.len(), 1, "{published:?}");
+    let warning = the_one_warning(&mut client, &uri, 1).await;
     assert!(
-        published[0].contains("fixed sleep `time.sleep(3)` in fixture `server`"),
-        "{published:?}"
+        warning.contains("fixed sleep `time.sleep(3)` in fixture `server`"),
+        "{warning}"
     );
 }
 
