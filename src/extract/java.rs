@@ -75,7 +75,8 @@ fn members(
                             .filter(|modifier| {
                                 matches!(modifier.kind(), "marker_annotation" | "annotation")
                             })
-                            .filter_map(markers::java),
+                            .filter_map(markers::java)
+                            .take(markers::MAX_PER_TEST),
                     );
                 }
             }

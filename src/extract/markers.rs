@@ -23,6 +23,11 @@ pub struct Marker {
     pub strings: Vec<Range<usize>>,
 }
 
+/// The markers, and the comments of its head, kept for one test, nearest its start first. Real
+/// tests carry a few; a file of megabytes of attributes before one function would otherwise keep
+/// hundreds of thousands.
+pub(super) const MAX_PER_TEST: usize = 64;
+
 /// How deep string literals are looked for in a marker's arguments; real ones nest a few levels.
 const MAX_ARGUMENT_DEPTH: usize = 16;
 
@@ -196,5 +201,15 @@ mod tests {
         let names: Vec<&str> = found.iter().map(|marker| marker.1.as_str()).collect();
         assert_eq!(names, ["tokio::test", "ignore"]);
         assert_eq!(found[1].3, owned(&["racy"]));
+    }
+
+    #[test]
+    fn a_test_keeps_a_bounded_number_of_markers_and_head_comments() {
+        let source = format!("{}fn a() {{}}\n", "#[test] // x\n".repeat(1_000));
+        let tests = extract_tests(Language::Rust, "src/a.rs", &source).tests;
+        assert_eq!(tests.len(), 1);
+        assert_eq!(tests[0].markers.len(), super::MAX_PER_TEST);
+        assert_eq!(tests[0].head_comments.len(), super::MAX_PER_TEST);
+        assert_eq!(tests[0].markers[0].range, 0..7, "the first ones are kept");
     }
 }

@@ -50,9 +50,11 @@ pub struct TestMethod {
     /// Byte range of the block of comments directly above the test (no blank line between, each
     /// on its own line), outside `range`; empty, at the test's start, when there is none.
     pub comments_above: Range<usize>,
-    /// The annotations, decorators or attributes before the test's name, in source order.
+    /// The annotations, decorators or attributes before the test's name, in source order (the
+    /// first 64).
     pub markers: Vec<Marker>,
-    /// Byte ranges of the comments before the test's name, within `range`, in source order.
+    /// Byte ranges of the comments before the test's name, within `range`, in source order (the
+    /// first 64).
     pub head_comments: Vec<Range<usize>>,
 }
 
@@ -283,7 +285,11 @@ fn find_tests(
         id_bytes += id.len();
         let head = start..candidate.name.start;
         let markers = within(&found.markers, &head, |marker| &marker.range).to_vec();
-        let head_comments = within(&comments, &head, |comment| comment).to_vec();
+        let head_comments = within(&comments, &head, |comment| comment)
+            .iter()
+            .take(markers::MAX_PER_TEST)
+            .cloned()
+            .collect();
         tests.push(TestMethod {
             language,
             name: name.to_owned(),

@@ -100,7 +100,8 @@ impl Walk<'_> {
             self.found.markers.extend(
                 children(node)
                     .filter(|child| child.kind() == "decorator")
-                    .filter_map(markers::python),
+                    .filter_map(markers::python)
+                    .take(markers::MAX_PER_TEST),
             );
         }
     }

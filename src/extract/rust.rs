@@ -77,11 +77,16 @@ impl Walk<'_> {
     ) -> Result<(), Stop> {
         // Whether a test attribute precedes the next item, through other attributes and comments.
         let mut test_attribute = false;
+        // The attributes before the next item so far.
+        let mut attributes = 0;
         for node in children(container) {
             match node.kind() {
                 "attribute_item" => {
                     self.found.attached.push(node.byte_range());
-                    self.found.markers.extend(markers::rust(node));
+                    if attributes < markers::MAX_PER_TEST {
+                        self.found.markers.extend(markers::rust(node));
+                    }
+                    attributes += 1;
                     test_attribute |= children(node)
                         .find(|child| child.kind() == "attribute")
                         .and_then(|attribute| self.source.get(attribute.byte_range()))
@@ -125,6 +130,7 @@ impl Walk<'_> {
                 _ => {}
             }
             test_attribute = false;
+            attributes = 0;
         }
         Ok(())
     }
