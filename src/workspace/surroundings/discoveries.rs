@@ -1,79 +1,14 @@
-//! What reading a file's tests takes from its workspace, read from disk once per run (or, in the
-//! language server, again when a file changes): how pytest finds tests there (its configuration
-//! files) and the `conftest.py` files its fixtures come from.
+//! How pytest collects the tests of a directory: the settings of the nearest pytest configuration
+//! file, read once per directory and again when one of its configuration files changes.
 
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::analysis::{ParsedFile, Surroundings};
-use crate::context;
 use crate::extract::{self, Discovery, PytestSettings};
-use crate::files;
+use crate::labels::FileStamp;
 use crate::language::Language;
-
-/// Reads and caches the [`Surroundings`] of the files of one workspace.
-#[derive(Debug)]
-pub struct SurroundingsReader {
-    root: PathBuf,
-    discoveries: Discoveries,
-    conftests: Conftests,
-}
-
-impl SurroundingsReader {
-    pub fn new(root: &Path) -> SurroundingsReader {
-        SurroundingsReader {
-            root: root.to_path_buf(),
-            discoveries: Discoveries::new(root),
-            conftests: Conftests::new(root),
-        }
-    }
-
-    /// How the test runners find tests in the `language` file at `path`, for callers that only
-    /// find tests.
-    pub fn discovery(&self, language: Language, path: &Path) -> Arc<Discovery> {
-        self.discoveries.for_file(language, path)
-    }
-
-    /// Forgets what was read from the file at `path` when it is one that surroundings are read
-    /// from (a pytest configuration file or a `conftest.py`), so the next read takes it anew;
-    /// whether it was one. Both are read again anyway when their size or modification time
-    /// changes, which a quick save of the same length can leave as it was.
-    pub fn forget(&self, path: &Path) -> bool {
-        let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
-            return false;
-        };
-        if name == context::CONFTEST {
-            let relative = super::relative_path(&self.root, path);
-            self.conftests
-                .parsed
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&relative);
-            true
-        } else if extract::PYTEST_CONFIG_FILES.contains(&name) {
-            // Settings apply to every directory below theirs: forget them all.
-            self.discoveries
-                .by_directory
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clear();
-            true
-        } else {
-            false
-        }
-    }
-
-    /// The surroundings of the file at `path` (absolute, or relative to the current directory).
-    pub fn for_file(&self, language: Language, path: &Path) -> Surroundings {
-        let relative = super::relative_path(&self.root, path);
-        Surroundings {
-            discovery: self.discoveries.for_file(language, path),
-            conftests: self.conftests.for_file(language, &relative),
-        }
-    }
-}
 
 /// pytest configuration files larger than this are not read: real ones hold a few kilobytes, and
 /// a file at that path could be anything (`/dev/zero` behind a link).
@@ -92,11 +27,11 @@ pub fn discovery(root: &Path, language: Language, path: &Path) -> Discovery {
 }
 
 /// [`discovery`] for many files of one workspace, reading each directory's configuration once,
-/// and again when one of its configuration files appears, goes or changes its size or
-/// modification time (the language server keeps one for its whole life, and a client need not
-/// tell it of files it does not show).
+/// and again when one of its configuration files appears, goes or changes its stamp (size,
+/// modification time, inode): the language server keeps one for its whole life, and a client need
+/// not tell it of files it does not show.
 #[derive(Debug)]
-struct Discoveries {
+pub(super) struct Discoveries {
     root: PathBuf,
     by_directory: Mutex<HashMap<PathBuf, Level>>,
 }
@@ -104,20 +39,28 @@ struct Discoveries {
 /// What one directory's own configuration files said, and their stamps when they were read.
 #[derive(Debug, Clone)]
 struct Level {
-    stamps: [Stamp; extract::PYTEST_CONFIG_FILES.len()],
+    stamps: [Option<FileStamp>; extract::PYTEST_CONFIG_FILES.len()],
     /// The settings of the first file with a pytest section; `None` sends the search upwards.
     own: Option<Arc<Discovery>>,
 }
 
 impl Discoveries {
-    fn new(root: &Path) -> Discoveries {
+    pub(super) fn new(root: &Path) -> Discoveries {
         Discoveries {
             root: root.to_path_buf(),
             by_directory: Mutex::default(),
         }
     }
 
-    fn for_file(&self, language: Language, path: &Path) -> Arc<Discovery> {
+    /// Forgets every directory's settings: they apply to every directory below theirs.
+    pub(super) fn forget(&self) {
+        self.by_directory
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    pub(super) fn for_file(&self, language: Language, path: &Path) -> Arc<Discovery> {
         match (language, path.parent()) {
             (Language::Python, Some(directory)) => self.for_directory(directory),
             _ => Arc::default(),
@@ -139,7 +82,7 @@ impl Discoveries {
     /// The settings `directory`'s own configuration files give, read again when their stamps
     /// changed.
     fn own_settings(&self, directory: &Path) -> Option<Arc<Discovery>> {
-        let stamps = extract::PYTEST_CONFIG_FILES.map(|name| stamp(&directory.join(name)));
+        let stamps = extract::PYTEST_CONFIG_FILES.map(|name| FileStamp::of(&directory.join(name)));
         let known = self
             .by_directory
             .lock()
@@ -193,76 +136,6 @@ fn read_small_regular_file(path: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// The `conftest.py` files of a workspace, each read and parsed once however many test files
-/// take fixtures from it, and again when its size or modification time changes (the language
-/// server keeps one for its whole life). Files that cannot be read, or are not UTF-8, are passed
-/// over: their fixtures are not known.
-#[derive(Debug)]
-struct Conftests {
-    root: PathBuf,
-    parsed: Mutex<HashMap<String, Parsed>>,
-}
-
-/// A conftest file as last read: when, and what it held.
-type Parsed = (Stamp, Option<Arc<ParsedFile>>);
-
-/// What tells a file changed: its length and modification time (none: it is not a regular file).
-type Stamp = Option<(u64, Option<std::time::SystemTime>)>;
-
-fn stamp(path: &Path) -> Stamp {
-    std::fs::metadata(path)
-        .ok()
-        .filter(|metadata| metadata.is_file())
-        .map(|metadata| (metadata.len(), metadata.modified().ok()))
-}
-
-impl Conftests {
-    fn new(root: &Path) -> Conftests {
-        Conftests {
-            root: root.to_path_buf(),
-            parsed: Mutex::default(),
-        }
-    }
-
-    /// The `conftest.py` files that apply to the Python file at `relative` (workspace-relative),
-    /// nearest directory first; none for other languages.
-    fn for_file(&self, language: Language, relative: &str) -> Vec<Arc<ParsedFile>> {
-        if language != Language::Python {
-            return Vec::new();
-        }
-        context::conftest_candidates(relative)
-            .into_iter()
-            .filter_map(|candidate| self.parsed(candidate))
-            .collect()
-    }
-
-    fn parsed(&self, relative: String) -> Option<Arc<ParsedFile>> {
-        let path = self.root.join(&relative);
-        let stamp = stamp(&path);
-        let known = self
-            .parsed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&relative)
-            .cloned();
-        if let Some((known_stamp, parsed)) = known
-            && known_stamp == stamp
-        {
-            return parsed;
-        }
-        let parsed = stamp
-            .and_then(|_| files::read_source(&path).ok())
-            .filter(|file| !file.lossy && file.language == Language::Python)
-            .and_then(|file| ParsedFile::new(Language::Python, relative.clone(), file.text))
-            .map(Arc::new);
-        self.parsed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(relative, (stamp, parsed.clone()));
-        parsed
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,56 +143,6 @@ mod tests {
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
-    }
-
-    #[test]
-    fn a_forgotten_file_is_read_again_even_when_its_size_and_time_did_not_change() {
-        let workspace = tempfile::tempdir().unwrap();
-        let root = workspace.path();
-        let conftest = root.join("tests/conftest.py");
-        write(&conftest, "A = 1\n");
-        write(
-            &root.join("pytest.ini"),
-            "[pytest]\npython_functions = check_\n",
-        );
-        let reader = SurroundingsReader::new(root);
-        let read = |reader: &SurroundingsReader| {
-            let surroundings = reader.for_file(Language::Python, &root.join("tests/test_a.py"));
-            (
-                surroundings.conftests[0].text.clone(),
-                surroundings.discovery.pytest.functions().to_vec(),
-            )
-        };
-        assert_eq!(
-            read(&reader),
-            ("A = 1\n".to_string(), vec!["check_".to_string()])
-        );
-
-        // Saved again within the file system's time resolution, at the same length.
-        let same_time = |path: &Path, text: &str| {
-            let modified = std::fs::metadata(path).unwrap().modified().unwrap();
-            std::fs::write(path, text).unwrap();
-            std::fs::File::options()
-                .write(true)
-                .open(path)
-                .unwrap()
-                .set_modified(modified)
-                .unwrap();
-        };
-        same_time(&conftest, "B = 2\n");
-        same_time(
-            &root.join("pytest.ini"),
-            "[pytest]\npython_functions = verify\n",
-        );
-        assert_eq!(read(&reader).0, "A = 1\n", "the stamp alone cannot tell");
-
-        assert!(reader.forget(&conftest));
-        assert!(reader.forget(&root.join("pytest.ini")));
-        assert!(!reader.forget(&root.join("tests/test_a.py")));
-        assert_eq!(
-            read(&reader),
-            ("B = 2\n".to_string(), vec!["verify".to_string()])
-        );
     }
 
     #[test]
