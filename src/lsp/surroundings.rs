@@ -13,8 +13,6 @@ use tower_lsp_server::ls_types::{
     DidSaveTextDocumentParams, FileSystemWatcher, GlobPattern, MessageType, Registration, Uri,
 };
 
-use crate::context::CONFTEST;
-use crate::extract::PYTEST_CONFIG_FILES;
 use crate::language::Language;
 use crate::lsp::analyze;
 use crate::lsp::session::{Session, file_path};
@@ -29,8 +27,7 @@ pub fn did_change_watched_files(session: &Arc<Session>, params: DidChangeWatched
 
 /// Asks the client to report changes to the surroundings' files anywhere in the workspace.
 pub async fn watch(session: &Session) {
-    let watchers = std::iter::once(CONFTEST)
-        .chain(PYTEST_CONFIG_FILES.iter().copied())
+    let watchers = crate::workspace::surroundings_file_names()
         .map(|name| FileSystemWatcher {
             glob_pattern: GlobPattern::String(format!("**/{name}")),
             kind: None,

@@ -6,7 +6,7 @@
 pub mod cache;
 mod surroundings;
 
-pub use surroundings::{SurroundingsReader, discovery};
+pub use surroundings::{SurroundingsReader, discovery, surroundings_file_names};
 
 use std::path::{Path, PathBuf};
 

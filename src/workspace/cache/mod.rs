@@ -19,7 +19,6 @@ use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
 
-use crate::extract::PYTEST_CONFIG_FILES;
 use crate::language::Language;
 use crate::prevalence::{Counts, Prevalence};
 
@@ -147,7 +146,7 @@ impl PrevalenceCache {
         {
             self.directory_stamps(parent).hash(&mut hasher);
         }
-        for name in std::iter::once(crate::context::CONFTEST).chain(PYTEST_CONFIG_FILES) {
+        for name in super::surroundings_file_names() {
             if let Ok(metadata) = fs::metadata(directory.join(name)) {
                 name.hash(&mut hasher);
                 metadata.len().hash(&mut hasher);

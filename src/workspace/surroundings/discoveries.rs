@@ -138,12 +138,8 @@ fn read_small_regular_file(path: &Path) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::write;
     use super::*;
-
-    fn write(path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
 
     #[test]
     fn the_nearest_pytest_configuration_up_to_the_root_wins() {

@@ -17,6 +17,12 @@ pub use discoveries::discovery;
 
 mod discoveries;
 
+/// The names of the files surroundings are read from: `conftest.py` and pytest's configuration
+/// files.
+pub fn surroundings_file_names() -> impl Iterator<Item = &'static str> {
+    std::iter::once(context::CONFTEST).chain(extract::PYTEST_CONFIG_FILES)
+}
+
 /// Reads and caches the [`Surroundings`] of the files of one workspace.
 #[derive(Debug)]
 pub struct SurroundingsReader {
@@ -138,7 +144,8 @@ impl Conftests {
 mod tests {
     use super::*;
 
-    fn write(path: &Path, text: &str) {
+    /// Writes `text` to `path`, creating its directories.
+    pub(super) fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     }
