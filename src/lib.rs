@@ -30,6 +30,10 @@
 //!
 //! Nothing in the pipeline performs IO on its own or fails on broken code.
 
+// The crate's readers are its developers: its documentation is built with private items
+// (`cargo doc --document-private-items`, as `.ci/run` checks it), where such links resolve.
+#![allow(rustdoc::private_intra_doc_links)]
+
 /// Standard error for the whole crate: std's `eprintln!` panics when standard error is a closed
 /// pipe (`flakesense predict ... 2>&1 | head -1`); a message nobody can read any more is dropped
 /// instead, and the command goes on. Defined before the modules so that it shadows std's macro

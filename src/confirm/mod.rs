@@ -49,7 +49,7 @@ pub struct ConfirmArgs {
     /// Run these tests whatever their score (ids as `check` prints them, or as a flaky list spells them)
     #[arg(long = "test", value_name = "ID", num_args = 1..)]
     tests: Vec<String>,
-    /// Runs under each condition [default: runs of [confirm] in flakesense.toml, 20]
+    /// Runs under each condition [default: `runs` of `[confirm]` in flakesense.toml, 20]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     runs: Option<u32>,
     /// Seconds one run may take before it is ended and counted as a failure [default: 300]

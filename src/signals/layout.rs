@@ -1,7 +1,7 @@
 //! A file's functions as an edit sees them: the outermost functions and methods that sit directly
 //! in the file, a class or a module ("chunks"), and whether the code between them (the
 //! skeleton) parsed cleanly. A keystroke inside one chunk leaves every other chunk and the
-//! skeleton as they were, so what was found there can be kept ([`super::rescan`]).
+//! skeleton as they were, so what was found there can be kept ([`rescan`](mod@super::rescan)).
 
 use std::ops::Range;
 use std::sync::OnceLock;

@@ -5,10 +5,10 @@
 //! explanation to show a user. Mitigations (mocks, a frozen clock) are matched too: they count
 //! against flakiness and are never shown.
 //!
-//! Each signal is one entry of `grammars/signals/<language>.toml` ([`catalogue`]): a stable id,
+//! Each signal is one entry of `grammars/signals/<language>.toml` ([`catalogue`](mod@catalogue)): a stable id,
 //! a category, a message, its documentation, a query in tree-sitter's query language (the subset
 //! [`query`] reads and matches) and examples. A query captures the reported node as `@hit`;
-//! these captures add conditions on values ([`scan`]):
+//! these captures add conditions on values ([`scan`](mod@scan)):
 //!
 //! - `@duration`: a duration (a number in the entry's `unit`, or a duration built with its own
 //!   unit, or a name bound to one) that must lie within the entry's `min-ms` and `max-ms`;

@@ -53,7 +53,7 @@ pub struct TrainArgs {
     #[arg(long)]
     no_prior: bool,
     /// With --data: whole repositories with the tests fixed for flakiness in them (the layout
-    /// of fixtrain: <language>/<owner>+<name>/ with snapshot/, fixes/ and fixes.csv); their
+    /// of fixtrain: `<language>/<owner>+<name>/` with snapshot/, fixes/ and fixes.csv); their
     /// tests teach the prior with their context and calibrate its thresholds (repeatable)
     #[arg(long = "fixes", value_name = "DIR")]
     fixes: Vec<PathBuf>,

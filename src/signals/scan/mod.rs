@@ -45,7 +45,7 @@ pub struct Hit {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileScan {
     pub hits: Vec<Hit>,
-    /// What a scan of the file's next version can keep ([`super::rescan`]); `None` where
+    /// What a scan of the file's next version can keep ([`rescan`](mod@super::rescan)); `None` where
     /// matching stopped early.
     pub(super) kept: Option<Kept>,
 }

@@ -31,7 +31,7 @@ pub(crate) struct Facts<'tree> {
     pub text: &'tree str,
     /// Every name looked up, with where the match that looked it up lies in the file (set in
     /// `reading_at` before each): an edit that changes a fact no match outside it read leaves
-    /// the rest of the file's hits as they were ([`super::rescan`]).
+    /// the rest of the file's hits as they were ([`rescan`](mod@super::rescan)).
     pub reads: RefCell<Vec<(usize, String)>>,
     pub reading_at: Cell<usize>,
 }
