@@ -1,26 +1,32 @@
-//! Reading the workspace's tests after `initialized`, and again when the settings exclude other
-//! files: how common each signal is among them, for the shipped models' priors, counted off the
-//! request path.
+//! Reading the workspace's tests after `initialized`, again when the settings exclude other
+//! files, and again after test files are saved: how common each signal is among them, for the
+//! shipped models' priors, counted off the request path.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
-use tower_lsp_server::ls_types::MessageType;
+use tower_lsp_server::ls_types::{DidSaveTextDocumentParams, MessageType};
 
 use crate::language::Language;
-use crate::lsp::session::Session;
+use crate::lsp::session::{Session, file_path};
 use crate::workspace;
+
+/// How long the workspace is counted again after the last save of a test file: a "save all", or
+/// a formatter saving a whole tree, is counted once.
+const RECOUNT_AFTER_SAVES: Duration = Duration::from_secs(1);
 
 /// Counts how common each signal is among the workspace's tests, off the request path, then
 /// judges again the open documents judged without the counts. Until then the shipped models'
 /// priors assume a typical project.
 pub async fn read_workspace_tests(session: &Arc<Session>) {
-    let counted = count_workspace_tests(session).await;
-    if counted {
+    let changed = count_workspace_tests(session, true).await;
+    if changed {
         session.invalidate_predictions();
     }
     // After the counts are in the state: an analysis that passes the gate from now on has them.
     let judged_without = session.shares.counted();
-    if counted && judged_without {
+    if changed && judged_without {
         crate::lsp::analyze::schedule_all(session);
     }
 }
@@ -30,17 +36,47 @@ pub async fn read_workspace_tests(session: &Arc<Session>) {
 /// weigh them).
 pub fn recount_workspace_tests(session: &Arc<Session>) {
     let session = session.clone();
+    tokio::spawn(async move { recount(&session, true).await });
+}
+
+/// Counts the workspace's tests again once test files are saved (`textDocument/didSave` of a
+/// Java, Python or Rust file in the workspace) and no other save follows for
+/// [`RECOUNT_AFTER_SAVES`], as `check` would count the files now on disk: tests the user added,
+/// removed or changed. Quietly, without a progress report: it follows the user's own saves.
+pub fn did_save(session: &Arc<Session>, params: &DidSaveTextDocumentParams) {
+    let Some(path) = file_path(&params.text_document.uri) else {
+        return;
+    };
+    let in_workspace = session
+        .state()
+        .root
+        .as_deref()
+        .is_some_and(|root| path.starts_with(root));
+    if !in_workspace || Language::from_path(&path).is_none() {
+        return;
+    }
+    let save = session.test_file_saves.fetch_add(1, Ordering::SeqCst) + 1;
+    let session = session.clone();
     tokio::spawn(async move {
-        if count_workspace_tests(&session).await {
-            session.invalidate_predictions();
-            crate::lsp::analyze::schedule_all(&session);
+        tokio::time::sleep(RECOUNT_AFTER_SAVES).await;
+        if session.test_file_saves.load(Ordering::SeqCst) == save {
+            recount(&session, false).await;
         }
     });
 }
 
-/// Counts the workspace's signal shares into the session's state; false when there is no
-/// workspace or the count failed (logged).
-async fn count_workspace_tests(session: &Arc<Session>) -> bool {
+/// Counts the workspace's tests and, where the shares changed, judges the open documents again.
+async fn recount(session: &Arc<Session>, report_progress: bool) {
+    if count_workspace_tests(session, report_progress).await {
+        session.invalidate_predictions();
+        crate::lsp::analyze::schedule_all(session);
+    }
+}
+
+/// Counts the workspace's signal shares into the session's state; true when they differ from
+/// those counted before, false when they do not, when there is no workspace or when the count
+/// failed (logged).
+async fn count_workspace_tests(session: &Arc<Session>, report_progress: bool) -> bool {
     let _counting = session.counting.lock().await;
     let (root, exclude) = {
         let state = session.state();
@@ -49,9 +85,13 @@ async fn count_workspace_tests(session: &Arc<Session>) -> bool {
     let Some(root) = root else {
         return false;
     };
-    let progress = session
-        .begin_progress("flakesense: reading the workspace's tests")
-        .await;
+    let progress = if report_progress {
+        session
+            .begin_progress("flakesense: reading the workspace's tests")
+            .await
+    } else {
+        None
+    };
     let started = std::time::Instant::now();
     let counted = tokio::task::spawn_blocking(move || {
         // On threads of its own: on rayon's shared pool the count would queue an open
@@ -81,8 +121,10 @@ async fn count_workspace_tests(session: &Arc<Session>) -> bool {
                     ),
                 )
                 .await;
-            session.state_mut().prevalence = Arc::new(prevalence);
-            true
+            let mut state = session.state_mut();
+            let changed = *state.prevalence != prevalence;
+            state.prevalence = Arc::new(prevalence);
+            changed
         }
         Err(error) => {
             session

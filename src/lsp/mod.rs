@@ -151,6 +151,7 @@ impl LanguageServer for FlakesenseServer {
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
         self.guarded_now("textDocument/didSave", |session| {
+            counting::did_save(session, &params);
             surroundings::did_save(session, params)
         });
     }

@@ -191,6 +191,8 @@ pub struct Session {
     /// Serialises counts of the workspace's tests, so the last one started, which read the
     /// newest settings, is the last one kept.
     pub counting: tokio::sync::Mutex<()>,
+    /// How many test files were saved: a count after saves waits until they stop.
+    pub test_file_saves: AtomicU64,
     /// Serialises publishing diagnostics (see `analyze` and [`Session::publish_diagnostics`]).
     pub publishing: tokio::sync::Mutex<()>,
     /// The publications handed over and relayed to the client (see [`Publications`]).
@@ -211,6 +213,7 @@ impl Session {
             ready: watch::Sender::new(false),
             shares: SharesGate::default(),
             counting: tokio::sync::Mutex::default(),
+            test_file_saves: AtomicU64::new(0),
             default_models_loaded: Mutex::default(),
             marking: tokio::sync::Mutex::new(()),
             publishing: tokio::sync::Mutex::new(()),

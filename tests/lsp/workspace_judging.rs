@@ -208,6 +208,65 @@ async fn excluding_files_in_the_settings_file_counts_the_workspace_again() {
 }
 
 #[tokio::test]
+async fn saving_test_files_counts_the_workspace_again() {
+    // Every other test sleeps, so the opened sleeping test is not warned. The user rewrites them
+    // without sleeps and saves: the sleep is now rare among the tests on disk, as `check` would
+    // count them, and the warning comes without a restart.
+    let (workspace, settings, opened) = sleepers_workspace(29, 29);
+    let (mut client, _) = workspace
+        .start_with(settings, json!({}), ClientBehaviour::default())
+        .await;
+    client
+        .wait_for(
+            "the log line of the workspace's tests",
+            read_the_workspace,
+            Duration::from_secs(20),
+        )
+        .await;
+    let uri = workspace.uri("src/test/java/OpenedTest.java");
+    client.open(&uri, "java", 1, &opened).await;
+    assert_eq!(
+        messages(&client.diagnostics(&uri, Some(1)).await),
+        Vec::<String>::new()
+    );
+    workspace.write(
+        "src/test/java/OthersTest.java",
+        &java_tests("OthersTest", 29, 0),
+    );
+    client
+        .notify(
+            "textDocument/didSave",
+            json!({"textDocument": {"uri": workspace.uri("src/test/java/OthersTest.java")}}),
+        )
+        .await;
+    client
+        .wait_for(
+            "the log line of the count after the save",
+            read_the_workspace,
+            Duration::from_secs(20),
+        )
+        .await;
+    let warned = client
+        .wait_for(
+            "a warning on the opened test",
+            |message| {
+                message["method"] == "textDocument/publishDiagnostics"
+                    && message["params"]["uri"] == uri
+                    && !messages(&message["params"]).is_empty()
+            },
+            Duration::from_secs(20),
+        )
+        .await;
+    let warnings = messages(&warned["params"]);
+    assert_eq!(warnings.len(), 1, "{warned:#}");
+    assert!(
+        warnings[0].starts_with("likely flaky")
+            && warnings[0].contains("fixed sleep `Thread.sleep"),
+        "{warned:#}"
+    );
+}
+
+#[tokio::test]
 async fn a_file_of_many_tests_gets_a_diagnostic_on_each_flagged_test_and_keeps_them_on_edit() {
     // Forty tests are judged together (on every core); each warning must land on its own test.
     let workspace = Workspace::new();
