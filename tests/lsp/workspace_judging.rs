@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use flakesense::index::Index;
 use flakesense::prior::SignalPrior;
 
-use crate::lsp_client::{ClientBehaviour, read_the_workspace};
+use crate::lsp_client::{ClientBehaviour, LspClient, read_the_workspace};
 use crate::{ORDER_TEST, REFUND_TEST, Workspace, edit, messages};
 
 /// A model with no tests and a hand-made prior: a fixed sleep is evidence of flakiness, less so
@@ -70,6 +70,45 @@ fn sleepers_workspace(others: usize, sleeping: usize) -> (Workspace, Value, Stri
     workspace.write("src/test/java/OpenedTest.java", &opened);
     let settings = json!({"defaultModels": false, "models": ["prior.idx"], "debounceMs": 10});
     (workspace, settings, opened)
+}
+
+/// A server started on a workspace where 29 other tests sleep, with a sleeping test opened: a
+/// sleep is common there, so it is not warned. The workspace, the client, the opened test's URI
+/// and its text.
+async fn a_sleeping_test_among_sleepers() -> (Workspace, LspClient, String, String) {
+    let (workspace, settings, opened) = sleepers_workspace(29, 29);
+    let (mut client, _) = workspace
+        .start_with(settings, json!({}), ClientBehaviour::default())
+        .await;
+    client
+        .wait_for(
+            "the log line of the workspace's tests",
+            read_the_workspace,
+            Duration::from_secs(20),
+        )
+        .await;
+    let uri = workspace.uri("src/test/java/OpenedTest.java");
+    client.open(&uri, "java", 1, &opened).await;
+    assert_eq!(
+        messages(&client.diagnostics(&uri, Some(1)).await),
+        Vec::<String>::new()
+    );
+    (workspace, client, uri, opened)
+}
+
+/// The first publication with a warning for `uri`.
+async fn first_warning(client: &mut LspClient, uri: &str) -> Value {
+    client
+        .wait_for(
+            "a warning on the opened test",
+            |message| {
+                message["method"] == "textDocument/publishDiagnostics"
+                    && message["params"]["uri"] == uri
+                    && !messages(&message["params"]).is_empty()
+            },
+            Duration::from_secs(20),
+        )
+        .await
 }
 
 /// Opens a sleeping test once the server has read the workspace (29 other tests, `sleeping` of
@@ -148,23 +187,7 @@ async fn excluding_files_in_the_settings_file_counts_the_workspace_again() {
     // Every other test sleeps, so a sleep is common here and the opened test is not warned; once
     // flakesense.toml excludes them, the sleep is rare among the tests left, as `check` would
     // count them, and the warning comes.
-    let (workspace, settings, opened) = sleepers_workspace(29, 29);
-    let (mut client, _) = workspace
-        .start_with(settings, json!({}), ClientBehaviour::default())
-        .await;
-    client
-        .wait_for(
-            "the log line of the workspace's tests",
-            read_the_workspace,
-            Duration::from_secs(20),
-        )
-        .await;
-    let uri = workspace.uri("src/test/java/OpenedTest.java");
-    client.open(&uri, "java", 1, &opened).await;
-    assert_eq!(
-        messages(&client.diagnostics(&uri, Some(1)).await),
-        Vec::<String>::new()
-    );
+    let (workspace, mut client, uri, opened) = a_sleeping_test_among_sleepers().await;
     workspace.write(
         "flakesense.toml",
         "exclude = [\"src/test/java/OthersTest.java\"]\n",
@@ -193,17 +216,7 @@ async fn excluding_files_in_the_settings_file_counts_the_workspace_again() {
             .starts_with("read the 1 tests of the workspace"),
         "{recounted}"
     );
-    let warned = client
-        .wait_for(
-            "a warning on the opened test",
-            |message| {
-                message["method"] == "textDocument/publishDiagnostics"
-                    && message["params"]["uri"] == uri
-                    && !messages(&message["params"]).is_empty()
-            },
-            Duration::from_secs(20),
-        )
-        .await;
+    let warned = first_warning(&mut client, &uri).await;
     assert_eq!(warned["params"]["version"], 2, "{warned:#}");
 }
 
@@ -212,23 +225,7 @@ async fn saving_test_files_counts_the_workspace_again() {
     // Every other test sleeps, so the opened sleeping test is not warned. The user rewrites them
     // without sleeps and saves: the sleep is now rare among the tests on disk, as `check` would
     // count them, and the warning comes without a restart.
-    let (workspace, settings, opened) = sleepers_workspace(29, 29);
-    let (mut client, _) = workspace
-        .start_with(settings, json!({}), ClientBehaviour::default())
-        .await;
-    client
-        .wait_for(
-            "the log line of the workspace's tests",
-            read_the_workspace,
-            Duration::from_secs(20),
-        )
-        .await;
-    let uri = workspace.uri("src/test/java/OpenedTest.java");
-    client.open(&uri, "java", 1, &opened).await;
-    assert_eq!(
-        messages(&client.diagnostics(&uri, Some(1)).await),
-        Vec::<String>::new()
-    );
+    let (workspace, mut client, uri, _) = a_sleeping_test_among_sleepers().await;
     workspace.write(
         "src/test/java/OthersTest.java",
         &java_tests("OthersTest", 29, 0),
@@ -246,17 +243,7 @@ async fn saving_test_files_counts_the_workspace_again() {
             Duration::from_secs(20),
         )
         .await;
-    let warned = client
-        .wait_for(
-            "a warning on the opened test",
-            |message| {
-                message["method"] == "textDocument/publishDiagnostics"
-                    && message["params"]["uri"] == uri
-                    && !messages(&message["params"]).is_empty()
-            },
-            Duration::from_secs(20),
-        )
-        .await;
+    let warned = first_warning(&mut client, &uri).await;
     let warnings = messages(&warned["params"]);
     assert_eq!(warnings.len(), 1, "{warned:#}");
     assert!(
