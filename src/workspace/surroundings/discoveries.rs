@@ -2,7 +2,6 @@
 //! file, read once per directory and again when one of its configuration files changes.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -123,16 +122,7 @@ fn pytest_settings_in(directory: &Path) -> Option<PytestSettings> {
 
 /// The text of a regular file of at most [`MAX_PYTEST_CONFIG_BYTES`]; `None` for anything else.
 fn read_small_regular_file(path: &Path) -> Option<String> {
-    let metadata = std::fs::metadata(path).ok()?;
-    if !metadata.is_file() || metadata.len() > MAX_PYTEST_CONFIG_BYTES {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(MAX_PYTEST_CONFIG_BYTES)
-        .read_to_end(&mut bytes)
-        .ok()?;
+    let bytes = crate::files::read_regular(path, MAX_PYTEST_CONFIG_BYTES).ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
