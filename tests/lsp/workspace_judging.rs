@@ -72,15 +72,15 @@ fn sleepers_workspace(others: usize, sleeping: usize) -> (Workspace, Value, Stri
     (workspace, settings, opened)
 }
 
-/// A server started on a workspace where 29 other tests sleep, with a sleeping test opened: a
-/// sleep is common there, so it is not warned. The workspace, the client, the opened test's URI
-/// and its text.
-async fn a_sleeping_test_among_sleepers() -> (Workspace, LspClient, String, String) {
-    let (workspace, settings, opened) = sleepers_workspace(29, 29);
+/// A server started on a workspace of 29 other tests, `sleeping` of which sleep, with a sleeping
+/// test opened once the server has read the workspace: the workspace, the client, the log line
+/// of the count, the opened test's URI and its text.
+async fn opened_among(sleeping: usize) -> (Workspace, LspClient, Value, String, String) {
+    let (workspace, settings, opened) = sleepers_workspace(29, sleeping);
     let (mut client, _) = workspace
         .start_with(settings, json!({}), ClientBehaviour::default())
         .await;
-    client
+    let read = client
         .wait_for(
             "the log line of the workspace's tests",
             read_the_workspace,
@@ -89,6 +89,13 @@ async fn a_sleeping_test_among_sleepers() -> (Workspace, LspClient, String, Stri
         .await;
     let uri = workspace.uri("src/test/java/OpenedTest.java");
     client.open(&uri, "java", 1, &opened).await;
+    (workspace, client, read, uri, opened)
+}
+
+/// A sleeping test opened where the 29 other tests sleep too: a sleep is common there, so it is
+/// not warned. The workspace, the client, the opened test's URI and its text.
+async fn a_sleeping_test_among_sleepers() -> (Workspace, LspClient, String, String) {
+    let (workspace, mut client, _, uri, opened) = opened_among(29).await;
     assert_eq!(
         messages(&client.diagnostics(&uri, Some(1)).await),
         Vec::<String>::new()
@@ -114,17 +121,7 @@ async fn first_warning(client: &mut LspClient, uri: &str) -> Value {
 /// Opens a sleeping test once the server has read the workspace (29 other tests, `sleeping` of
 /// which sleep) and returns its diagnostics.
 async fn judged_in_a_workspace_where(sleeping: usize) -> Value {
-    let (workspace, settings, opened) = sleepers_workspace(29, sleeping);
-    let (mut client, _) = workspace
-        .start_with(settings, json!({}), ClientBehaviour::default())
-        .await;
-    let read = client
-        .wait_for(
-            "the log line of the workspace's tests",
-            read_the_workspace,
-            Duration::from_secs(20),
-        )
-        .await;
+    let (_workspace, mut client, read, uri, _) = opened_among(sleeping).await;
     assert!(
         read["params"]["message"]
             .as_str()
@@ -132,8 +129,6 @@ async fn judged_in_a_workspace_where(sleeping: usize) -> Value {
             .starts_with("read the 30 tests of the workspace"),
         "{read}"
     );
-    let uri = workspace.uri("src/test/java/OpenedTest.java");
-    client.open(&uri, "java", 1, &opened).await;
     client.diagnostics(&uri, Some(1)).await
 }
 
