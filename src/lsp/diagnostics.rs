@@ -307,6 +307,7 @@ mod tests {
             text: "Thread.sleep(50)".to_string(),
             line: 4,
             place: crate::signals::Place::Test,
+            setting: false,
         }];
         assert_eq!(
             message("T#t", &with_signal),

@@ -132,7 +132,7 @@ pub fn vote(ballots: &[Ballot<'_>], prior: Option<PriorOpinion>) -> Vote {
 
 /// What a prior makes of a test's signals, in a project where signals are as common as
 /// `prevalence` says: its score, and the risks that speak for flakiness (positive weight there),
-/// strongest first.
+/// strongest first, settings after acts.
 pub fn prior_opinion(
     prior: &SignalPrior,
     signals: &Signals,
@@ -145,7 +145,12 @@ pub fn prior_opinion(
         .filter(|hit| weight(hit) > 0.0)
         .cloned()
         .collect();
-    evidence.sort_by(|a, b| weight(b).total_cmp(&weight(a)));
+    // Acts first, the strongest first; what kind of test it is (an async test) after them.
+    evidence.sort_by(|a, b| {
+        a.setting
+            .cmp(&b.setting)
+            .then(weight(b).total_cmp(&weight(a)))
+    });
     // A hit inside another on the same line (the `Duration::from_millis(200)` of a
     // `sleep(Duration::from_millis(200))`) is part of that one's evidence, not more of it.
     let found = evidence.clone();

@@ -86,6 +86,11 @@ pub struct Entry {
     /// count: a tolerance is a risk where the values compared were drawn at random.
     #[serde(default)]
     pub requires: Vec<String>,
+    /// The entry says what kind of test this is (an async test), not what the test does: it is
+    /// weighed and shown like any risk, but after the risks that are acts, and it names a
+    /// warning's cause only when no act does.
+    #[serde(default)]
+    pub setting: bool,
     /// Code that must match, each a whole test (Java: a method, wrapped in a class for parsing).
     #[serde(default)]
     pub matches: Vec<String>,

@@ -104,6 +104,8 @@ pub struct SignalHit {
     /// The line, from 1, in the file the code lives in.
     pub line: u32,
     pub place: Place,
+    /// The entry is a setting ([`catalogue::Entry::setting`]): shown after the acts.
+    pub setting: bool,
 }
 
 impl SignalHit {
@@ -251,6 +253,7 @@ pub fn detect_regions(language: Language, regions: &[Region<'_>]) -> Signals {
             text: hit.text.clone(),
             line: hit.line,
             place: region.place.clone(),
+            setting: entry.setting,
         });
     }
     // Catalogue order, so features and evidence do not depend on where in the code a hit is.
