@@ -7,7 +7,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::calibration::{Prediction, alarm_threshold, best_threshold, f1, matthews, recall_above};
-use super::regression::fit_logistic_capped;
+use super::regression::{Penalties, fit_logistic_capped};
 use super::*;
 
 impl SignalPrior {
@@ -32,15 +32,21 @@ impl SignalPrior {
         } else {
             0
         };
-        // Choose the penalty and the thresholds on predictions for held-out projects, then fit
-        // on everything with that penalty. With whole repositories in the data, the thresholds
-        // are where their held-out tests would be warned at the alarm rates above, and the
-        // penalty is the one that catches most of their flaky tests there; without, the
-        // thresholds are those of the best Matthews correlation and F1, as for FLAST's data.
+        // Choose the penalties (and whether projects get intercepts of their own) and the
+        // thresholds on predictions for held-out projects, then fit on everything with those
+        // penalties. With whole repositories in the data, the thresholds are where their held-out
+        // tests would be warned at the alarm rates above, and the penalties are those that catch
+        // most of their flaky tests there; without, the thresholds are those of the best
+        // Matthews correlation and F1, as for FLAST's data.
         let whole = examples.iter().any(|example| example.whole_repository);
-        let calibration = L2_PENALTIES
-            .iter()
-            .filter_map(|&penalty| {
+        let candidates = L2_PENALTIES.iter().flat_map(|&weights| {
+            [None, Some(INTERCEPT_PENALTY)].map(|intercepts| Penalties {
+                weights,
+                intercepts,
+            })
+        });
+        let calibration = candidates
+            .filter_map(|penalty| {
                 let HeldOut {
                     probabilities,
                     judged,
@@ -66,18 +72,32 @@ impl SignalPrior {
                     Some((penalty, information.min(warning), warning, mcc))
                 }
             })
-            .max_by(|a, b| a.3.total_cmp(&b.3).then(b.0.total_cmp(&a.0)));
+            // On a tie, the simpler fit: without intercepts, with the weaker pull.
+            .max_by(|a, b| {
+                a.3.total_cmp(&b.3)
+                    .then(b.0.intercepts.is_some().cmp(&a.0.intercepts.is_some()))
+                    .then(b.0.weights.total_cmp(&a.0.weights))
+            });
         let (penalty, information_probability, warning_probability) = calibration.map_or(
-            (L2_PENALTIES[0], 0.5, 0.95),
+            (
+                Penalties {
+                    weights: L2_PENALTIES[0],
+                    intercepts: None,
+                },
+                0.5,
+                0.95,
+            ),
             |(penalty, information, warning, _)| (penalty, information, warning),
         );
         let typical = typical_shares(&tallies, None);
         let rows = design(&names, scaled, &tallies, &typical, &groups);
+        let (rows, intercepts) = with_intercepts(rows, &groups, names.len() + scaled, penalty);
         let (bias, weights) = fit_logistic_capped(
             &aggregate(rows.iter().zip(&groups)),
-            names.len() + scaled,
+            intercepts.end,
             penalty,
             &capped(&mitigations, names.len(), scaled),
+            &intercepts,
         );
         // Where the held-out tests that can be warned are fewer than a threshold's share, it
         // falls to the level of a test with no risk; a test with no signal at all must still
@@ -212,6 +232,29 @@ pub(super) fn design(
         .collect()
 }
 
+/// Where `penalty` gives projects intercepts of their own, one feature per project after the
+/// `base` features, set in its tests' rows; the range of those features (empty without). A
+/// project held out of a fit has no rows there, so its intercept stays at zero: an unseen
+/// project is judged at the bias.
+fn with_intercepts(
+    mut rows: Vec<Vec<(usize, f64)>>,
+    groups: &[Group<'_>],
+    base: usize,
+    penalty: Penalties,
+) -> (Vec<Vec<(usize, f64)>>, Range<usize>) {
+    if penalty.intercepts.is_none() {
+        return (rows, base..base);
+    }
+    let mut projects: Vec<&str> = groups.iter().map(|group| group.example.project).collect();
+    projects.sort_unstable();
+    projects.dedup();
+    for (row, group) in rows.iter_mut().zip(groups) {
+        let index = projects.binary_search(&group.example.project).unwrap_or(0);
+        row.push((base + index, 1.0));
+    }
+    (rows, base..base + projects.len())
+}
+
 /// Identical rows of the same label, counted: most tests have the same few signals, so a fit
 /// over distinct rows is many times faster than one over tests.
 pub(super) type Aggregated = Vec<(Vec<(usize, f64)>, bool, f64)>;
@@ -245,7 +288,7 @@ pub(super) fn held_out_predictions(
     mitigations: &Range<usize>,
     tallies: &BTreeMap<&str, ProjectTally>,
     groups: &[Group<'_>],
-    penalty: f64,
+    penalty: Penalties,
 ) -> Option<HeldOut> {
     // Only projects with both flaky and other tests can show where the line between them lies;
     // each is held out in turn, as the leave-one-project-out protocol does. Sets of flaky tests
@@ -274,6 +317,7 @@ pub(super) fn held_out_predictions(
             // The typical shares, too, come from the projects of the fit only.
             let typical = typical_shares(tallies, Some(held_out));
             let rows = design(names, scaled, tallies, &typical, groups);
+            let (rows, intercepts) = with_intercepts(rows, groups, names.len() + scaled, penalty);
             let training = aggregate(
                 rows.iter()
                     .zip(groups)
@@ -281,9 +325,10 @@ pub(super) fn held_out_predictions(
             );
             let (bias, weights) = fit_logistic_capped(
                 &training,
-                names.len() + scaled,
+                intercepts.end,
                 penalty,
                 &capped(mitigations, names.len(), scaled),
+                &intercepts,
             );
             // With no risk speaking for flakiness, `check` gives a test no more than it gives a
             // test with no signal at all.

@@ -5,9 +5,24 @@ use std::ops::Range;
 use super::fit::Aggregated;
 use super::sigmoid;
 
-/// Maximum-likelihood logistic regression with an L2 penalty and balanced class weights, by
-/// Newton's method, on sparse rows of `(feature, value)` with their label and count.
-pub(super) fn fit_logistic(rows: &Aggregated, features: usize, penalty: f64) -> (f64, Vec<f64>) {
+/// The L2 pulls to zero of a fit: of the features' weights, and of each project's own intercept
+/// where the fit gives projects one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Penalties {
+    pub(super) weights: f64,
+    pub(super) intercepts: Option<f64>,
+}
+
+/// Maximum-likelihood logistic regression with L2 penalties and balanced class weights, by
+/// Newton's method, on sparse rows of `(feature, value)` with their label and count. The
+/// features in `intercepts`, the last ones, are the projects' own intercepts: each row has at
+/// most one of them.
+pub(super) fn fit_logistic(
+    rows: &Aggregated,
+    features: usize,
+    penalties: Penalties,
+    intercepts: &Range<usize>,
+) -> (f64, Vec<f64>) {
     let positives: f64 = rows
         .iter()
         .filter(|(_, flaky, _)| *flaky)
@@ -26,12 +41,19 @@ pub(super) fn fit_logistic(rows: &Aggregated, features: usize, penalty: f64) -> 
             total / (2.0 * negatives)
         }
     };
-    // Parameters: bias at 0, weights at 1..=features.
+    // Parameters: bias at 0, weights at 1..=features. The projects' intercepts never meet in
+    // a row, so their block of the Hessian is diagonal and is eliminated before the dense solve.
     let size = features + 1;
+    let dense = intercepts.start + 1;
+    let projects = size - dense;
+    let (penalty, intercept_penalty) =
+        (penalties.weights, penalties.intercepts.unwrap_or_default());
     let mut theta = vec![0.0; size];
     for _ in 0..50 {
         let mut gradient = vec![0.0; size];
-        let mut hessian = vec![vec![0.0; size]; size];
+        let mut hessian = vec![vec![0.0; dense]; dense];
+        let mut cross = vec![vec![0.0; dense]; projects];
+        let mut diagonal = vec![0.0; projects];
         for (row, flaky, count) in rows {
             let logit = theta[0] + row.iter().map(|&(i, x)| theta[i + 1] * x).sum::<f64>();
             let p = sigmoid(logit);
@@ -43,19 +65,54 @@ pub(super) fn fit_logistic(rows: &Aggregated, features: usize, penalty: f64) -> 
                 .collect();
             for &(a, x_a) in &active {
                 gradient[a] += residual * x_a;
-                for &(b, x_b) in &active {
+            }
+            let intercept = active.iter().find(|&&(a, _)| a >= dense).copied();
+            for &(a, x_a) in active.iter().filter(|&&(a, _)| a < dense) {
+                for &(b, x_b) in active.iter().filter(|&&(b, _)| b < dense) {
                     hessian[a][b] += curvature * x_a * x_b;
                 }
+                if let Some((e, x_e)) = intercept {
+                    cross[e - dense][a] += curvature * x_a * x_e;
+                }
+            }
+            if let Some((e, x_e)) = intercept {
+                diagonal[e - dense] += curvature * x_e * x_e;
             }
         }
-        for i in 1..size {
+        for i in 1..dense {
             gradient[i] += penalty * theta[i];
             hessian[i][i] += penalty;
         }
+        for e in 0..projects {
+            gradient[dense + e] += intercept_penalty * theta[dense + e];
+            diagonal[e] += intercept_penalty;
+        }
         hessian[0][0] += 1e-9;
-        let Some(step) = solve(hessian, gradient) else {
+        // Schur complement of the diagonal block.
+        let mut reduced = gradient[..dense].to_vec();
+        for e in 0..projects {
+            if diagonal[e] <= 0.0 {
+                continue;
+            }
+            let scale = gradient[dense + e] / diagonal[e];
+            for a in 0..dense {
+                reduced[a] -= cross[e][a] * scale;
+                for b in 0..dense {
+                    hessian[a][b] -= cross[e][a] * cross[e][b] / diagonal[e];
+                }
+            }
+        }
+        let Some(mut step) = solve(hessian, reduced) else {
             break;
         };
+        for e in 0..projects {
+            let known: f64 = (0..dense).map(|a| cross[e][a] * step[a]).sum();
+            step.push(if diagonal[e] > 0.0 {
+                (gradient[dense + e] - known) / diagonal[e]
+            } else {
+                0.0
+            });
+        }
         let mut largest = 0.0f64;
         for (parameter, delta) in theta.iter_mut().zip(&step) {
             *parameter -= delta;
@@ -105,12 +162,13 @@ pub(super) fn solve(mut matrix: Vec<Vec<f64>>, mut vector: Vec<f64>) -> Option<V
 pub(super) fn fit_logistic_capped(
     rows: &Aggregated,
     features: usize,
-    penalty: f64,
+    penalties: Penalties,
     capped: &[Range<usize>],
+    intercepts: &Range<usize>,
 ) -> (f64, Vec<f64>) {
     let mut rows = rows.clone();
     loop {
-        let (bias, weights) = fit_logistic(&rows, features, penalty);
+        let (bias, weights) = fit_logistic(&rows, features, penalties, intercepts);
         let positive: Vec<usize> = capped
             .iter()
             .flat_map(|range| range.clone())

@@ -1,6 +1,7 @@
 //! The prior's fit, calibration and solver on small made-up data.
 
 use super::calibration::*;
+use super::fit::Aggregated;
 use super::regression::*;
 use super::*;
 
@@ -272,4 +273,83 @@ fn the_information_threshold_fills_its_share_with_tests_that_can_be_flagged() {
     );
     assert!(long <= 0.5, "a long test with no risk is not: {long}");
     assert!(nothing <= 0.5, "nor a test with no signal: {nothing}");
+}
+
+/// One busy project where most tests have a risk (feature 0) and three in ten are flaky, and two
+/// quiet ones where few have it and three in a hundred are; within each project the risk changes
+/// nothing. With `intercepts`, features 1 to 3 are the projects' own intercepts.
+fn busy_and_quiet(intercepts: bool) -> Aggregated {
+    let mut rows = Vec::new();
+    for (project, with_risk, flaky_rate) in [(0, 0.8, 0.3), (1, 0.1, 0.03), (2, 0.1, 0.03)] {
+        for risk in [true, false] {
+            let tests = 200.0 * if risk { with_risk } else { 1.0 - with_risk };
+            let mut row: Vec<(usize, f64)> = if risk { vec![(0, 1.0)] } else { vec![] };
+            if intercepts {
+                row.push((1 + project, 1.0));
+            }
+            rows.push((row.clone(), true, tests * flaky_rate));
+            rows.push((row, false, tests * (1.0 - flaky_rate)));
+        }
+    }
+    rows
+}
+
+#[test]
+fn a_project_s_own_intercept_takes_its_base_rate_from_the_signal_common_in_it() {
+    let plain = Penalties {
+        weights: 1.0,
+        intercepts: None,
+    };
+    let (_, across) = fit_logistic(&busy_and_quiet(false), 1, plain, &(1..1));
+    let within = Penalties {
+        weights: 1.0,
+        intercepts: Some(1.0),
+    };
+    let (_, weights) = fit_logistic(&busy_and_quiet(true), 4, within, &(1..4));
+    assert!(across[0] > 1.0, "{across:?}");
+    assert!(weights[0].abs() < 0.1, "{weights:?}");
+    assert!(weights[1] > weights[2] + 1.0, "{weights:?}");
+}
+
+#[test]
+fn intercepts_solve_the_same_problem_as_plain_features_with_the_same_penalty() {
+    let same = |intercepts| Penalties {
+        weights: 3.0,
+        intercepts,
+    };
+    let rows = busy_and_quiet(true);
+    let (bias, weights) = fit_logistic(&rows, 4, same(Some(3.0)), &(1..4));
+    let (plain_bias, plain_weights) = fit_logistic(&rows, 4, same(None), &(4..4));
+    assert!((bias - plain_bias).abs() < 1e-9, "{bias} {plain_bias}");
+    for (weight, plain) in weights.iter().zip(&plain_weights) {
+        assert!(
+            (weight - plain).abs() < 1e-9,
+            "{weights:?} {plain_weights:?}"
+        );
+    }
+}
+
+#[test]
+fn what_kind_of_test_it_is_comes_after_what_it_does() {
+    // Async tests weigh more than sleeps here, yet a sleeping async test is warned for its sleep.
+    let mut examples = Vec::new();
+    for project in ["a", "b", "c", "d"] {
+        for i in 0..60 {
+            examples.push(example(&["async-test"], i % 2 == 0, project));
+            examples.push(example(&["fixed-sleep"], i % 4 == 0, project));
+            examples.push(example(&[], i % 20 == 0, project));
+        }
+    }
+    let prior = SignalPrior::fit(Language::Rust, &examples);
+    let unknown = Prevalence::default();
+    assert!(
+        prior.weight("async-test", &unknown) > prior.weight("fixed-sleep", &unknown),
+        "{prior:?}"
+    );
+    let code = "#[tokio::test]\nasync fn t() {\n    tokio::time::sleep(Duration::from_millis(200)).await;\n}\n";
+    let signals = signals::detect(Language::Rust, code);
+    let (opinion, evidence) = crate::predict::prior_opinion(&prior, &signals, &unknown);
+    let ids: Vec<&str> = evidence.iter().map(|hit| hit.id).collect();
+    assert_eq!(ids, ["fixed-sleep", "async-test"]);
+    assert_eq!(opinion.category, Some(Category::AsyncWait));
 }
