@@ -17,9 +17,8 @@ mod regression;
 mod tests;
 
 /// Candidate strengths of the pull of the weights to zero (the inverse of scikit-learn's `C`).
-/// The one whose held-out predictions separate flaky tests best is kept: measured on the shared
-/// data, Java's 22,000 tests want little, Python's and Rust's 10,000, dominated by a few large
-/// projects, want much more.
+/// The strongest whose held-out predictions separate flaky tests as well as the best, within
+/// the noise of the measure, is kept (`calibration::simplest_within_noise`).
 const L2_PENALTIES: [f64; 3] = [1.0, 10.0, 100.0];
 
 /// A project's share of tests matching a risk is drawn toward the typical share as if this many
@@ -30,7 +29,8 @@ const SHARE_PSEUDO_TESTS: f64 = 10.0;
 /// The pull to zero of each project's own intercept, where the fit gives projects one: their
 /// base rates then absorb what sets projects apart, and the signals' weights are learned from
 /// the differences between tests of the same project, the ranking a user sees in one repository.
-/// Whether to is chosen as the penalty is (see `models/HISTORY.md` for what it changed).
+/// Whether to is chosen with the penalty; without is the simpler choice (see `models/HISTORY.md`
+/// for what it changed).
 const INTERCEPT_PENALTY: f64 = 10.0;
 
 /// A fitted prior. Its score is calibrated so the default thresholds keep their meaning: 0.5

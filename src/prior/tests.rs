@@ -60,11 +60,12 @@ fn a_mitigation_never_counts_for_flakiness() {
 }
 
 /// Three projects where one test in ten sleeps (one of those in `rare_flaky_every / 10` flaky,
-/// one other test in 29) and three where every test sleeps (one in `common_flaky_every` flaky).
+/// one other test in 29) and three where every test sleeps (one in `common_flaky_every` flaky),
+/// 6,000 tests each: enough that the strongest candidate penalty does not hide the effect.
 fn sleepers(rare_flaky_every: usize, common_flaky_every: usize) -> Vec<Example<'static>> {
     let mut examples = Vec::new();
     for project in ["rare-1", "rare-2", "rare-3"] {
-        for i in 0..60 {
+        for i in 0..6000 {
             let sleeps = i % 10 == 0;
             let flaky = if sleeps {
                 i % rare_flaky_every == 0
@@ -79,7 +80,7 @@ fn sleepers(rare_flaky_every: usize, common_flaky_every: usize) -> Vec<Example<'
         }
     }
     for project in ["common-1", "common-2", "common-3"] {
-        for i in 0..60 {
+        for i in 0..6000 {
             examples.push(example(
                 &["fixed-sleep"],
                 i % common_flaky_every == 0,
@@ -352,4 +353,36 @@ fn what_kind_of_test_it_is_comes_after_what_it_does() {
     let ids: Vec<&str> = evidence.iter().map(|hit| hit.id).collect();
     assert_eq!(ids, ["fixed-sleep", "async-test"]);
     assert_eq!(opinion.category, Some(Category::AsyncWait));
+}
+
+fn candidate(weights: f64, intercepts: bool, caught: f64) -> Candidate {
+    let flaky = 300.0;
+    Candidate {
+        penalty: Penalties {
+            weights,
+            intercepts: intercepts.then_some(INTERCEPT_PENALTY),
+        },
+        information: 0.4,
+        warning: 0.8,
+        score: caught,
+        error: (caught * (1.0 - caught) / flaky).sqrt(),
+    }
+}
+
+#[test]
+fn a_penalty_better_by_a_test_or_two_does_not_outweigh_a_simpler_one() {
+    // Of 300 flaky tests, 81 caught against 80: within the noise, the simplest fit is kept.
+    let close = [
+        candidate(10.0, false, 0.26),
+        candidate(100.0, false, 80.0 / 300.0),
+        candidate(100.0, true, 81.0 / 300.0),
+    ];
+    let chosen = simplest_within_noise(&close).unwrap();
+    assert_eq!(chosen.penalty.intercepts, None);
+    assert_eq!(chosen.penalty.weights, 100.0);
+    // Twice as many caught is no noise.
+    let clear = [candidate(100.0, false, 0.15), candidate(100.0, true, 0.30)];
+    let chosen = simplest_within_noise(&clear).unwrap();
+    assert_eq!(chosen.penalty.intercepts, Some(INTERCEPT_PENALTY));
+    assert_eq!(simplest_within_noise(&[]), None);
 }
