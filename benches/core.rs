@@ -108,7 +108,7 @@ fn fit_prior(tests: &[LabeledTest]) -> SignalPrior {
         .iter()
         .map(|test| Example::new(test, &signals::detect(test.language, &test.code)))
         .collect();
-    SignalPrior::fit(Language::Java, &examples)
+    SignalPrior::fit(Language::Java, &examples).0
 }
 
 /// A test method as the file an editor would hold.

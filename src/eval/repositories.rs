@@ -79,7 +79,7 @@ pub fn leave_one_repository_out(
                         .map(|test| Example::in_repository(&test.test, &test.signals)),
                 )
                 .collect();
-            let prior = SignalPrior::fit(language, &examples);
+            let (prior, _) = SignalPrior::fit(language, &examples);
             // The repository's own tests say how common each signal is in it, as a workspace
             // count does for a user.
             let prevalence: Prevalence = held_out

@@ -124,5 +124,5 @@ fn fit_prior(
         .filter(|&&i| pool[i].language == language)
         .map(|&i| Example::new(pool[i], &signals[i]))
         .collect();
-    SignalPrior::fit(language, &examples)
+    SignalPrior::fit(language, &examples).0
 }

@@ -7,17 +7,15 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::calibration::{
-    Candidate, Prediction, alarm_threshold, best_threshold, f1, flaky_tests, matthews,
-    recall_above, simplest_within_noise,
-};
+use super::calibration::{Candidate, Prediction, simplest_within_noise};
 use super::regression::{Penalties, fit_logistic_capped};
 use super::*;
 
 impl SignalPrior {
     /// Fits the prior on labelled tests of many projects, and calibrates its warning threshold
-    /// on predictions for projects held out of the fit.
-    pub fn fit(language: Language, examples: &[Example<'_>]) -> SignalPrior {
+    /// on predictions for projects held out of the fit. Also returns the candidate penalty kept,
+    /// with its held-out score; none where no candidate could be judged (a default is fitted).
+    pub fn fit(language: Language, examples: &[Example<'_>]) -> (SignalPrior, Option<Candidate>) {
         let names = signals::feature_names(language);
         // Risks in the test and risks in its context; mitigations follow them, then the size.
         let risks = 2 * signals::patterns(language).count();
@@ -40,8 +38,9 @@ impl SignalPrior {
         // thresholds on predictions for held-out projects, then fit on everything with those
         // penalties. With whole repositories in the data, the thresholds are where their held-out
         // tests would be warned at the alarm rates above, and the penalties are judged by how many
-        // of their flaky tests they catch there; without, the thresholds are those of the best
-        // Matthews correlation and F1, as for FLAST's data, and the penalties are judged by it.
+        // of their flaky tests they catch up to the information threshold's rate; without, the
+        // thresholds are those of the best Matthews correlation and F1, as for FLAST's data, and
+        // the penalties are judged by it.
         let whole = examples.iter().any(|example| example.whole_repository);
         let candidates = L2_PENALTIES.iter().flat_map(|&weights| {
             [None, Some(INTERCEPT_PENALTY)].map(|intercepts| Penalties {
@@ -66,45 +65,24 @@ impl SignalPrior {
                         .filter(|(_, group)| group.example.whole_repository)
                         .map(|(prediction, _)| *prediction)
                         .collect();
-                    let warning = alarm_threshold(&repositories, WARNING_ALARM_RATE)?;
-                    let information = alarm_threshold(&repositories, INFORMATION_ALARM_RATE)?;
-                    let caught = recall_above(&repositories, warning);
-                    let flaky = flaky_tests(&repositories);
-                    Some(Candidate {
-                        penalty,
-                        information: information.min(warning),
-                        warning,
-                        score: caught,
-                        error: (caught * (1.0 - caught) / flaky.max(1.0)).sqrt(),
-                    })
+                    Candidate::on_repositories(penalty, &repositories)
                 } else {
-                    let (warning, mcc) = best_threshold(&probabilities, 0.5, matthews)?;
-                    let (information, _) = best_threshold(&probabilities, 0.5, f1)?;
-                    // The best correlation over thousands of tests is kept as it is: allowing
-                    // Pearson's standard error chose the strongest penalty in every language
-                    // and cost Python's leave one project out 0.137 -> 0.080 (models/HISTORY.md).
-                    Some(Candidate {
-                        penalty,
-                        information: information.min(warning),
-                        warning,
-                        score: mcc,
-                        error: 0.0,
-                    })
+                    Candidate::on_labelled(penalty, &probabilities)
                 }
             })
             .collect();
-        let (penalty, information_probability, warning_probability) =
-            simplest_within_noise(&scored).map_or(
-                (
-                    Penalties {
-                        weights: L2_PENALTIES[0],
-                        intercepts: None,
-                    },
-                    0.5,
-                    0.95,
-                ),
-                |chosen| (chosen.penalty, chosen.information, chosen.warning),
-            );
+        let chosen = simplest_within_noise(&scored);
+        let (penalty, information_probability, warning_probability) = chosen.map_or(
+            (
+                Penalties {
+                    weights: L2_PENALTIES[0],
+                    intercepts: None,
+                },
+                0.5,
+                0.95,
+            ),
+            |chosen| (chosen.penalty, chosen.information, chosen.warning),
+        );
         let typical = typical_shares(&tallies, None);
         let rows = design(&names, scaled, &tallies, &typical, &groups);
         let (rows, intercepts) = with_intercepts(rows, &groups, names.len() + scaled, penalty);
@@ -128,7 +106,7 @@ impl SignalPrior {
                 .zip(weights.iter().copied())
                 .collect()
         };
-        SignalPrior {
+        let prior = SignalPrior {
             language,
             bias,
             weights: named(&names, &weights[..names.len()]),
@@ -137,7 +115,8 @@ impl SignalPrior {
             information_probability,
             warning_probability,
             category_evidence: Vec::new(),
-        }
+        };
+        (prior, chosen)
     }
 }
 

@@ -12,6 +12,8 @@ use crate::signals::{self, Signals};
 
 mod calibration;
 mod fit;
+
+pub use calibration::Candidate;
 mod regression;
 #[cfg(test)]
 mod tests;

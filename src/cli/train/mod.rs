@@ -198,13 +198,17 @@ fn fit_priors(
         if projects.len() < 2 {
             continue;
         }
-        let prior = crate::prior::SignalPrior::fit(language, &examples);
+        let (prior, chosen) = crate::prior::SignalPrior::fit(language, &examples);
         eprintln!(
-            "fitted the {language} signal prior on {} tests of {} projects; information above probability {:.3}, warning above {:.3}; {}",
+            "fitted the {language} signal prior on {} tests of {} projects; information above probability {:.3}, warning above {:.3}; {}; {}",
             examples.len(),
             projects.len(),
             prior.information_probability,
             prior.warning_probability,
+            chosen.map_or_else(
+                || "no penalty could be judged on held-out projects, the weakest kept".to_string(),
+                |chosen| chosen.to_string()
+            ),
             if prior.share_weights.is_empty() {
                 "signals weigh alike in every project (most flaky tests come from sets of flaky tests alone)"
             } else {
