@@ -245,3 +245,94 @@ pub(super) fn flaky_tests(predictions: &[Prediction]) -> f64 {
         .map(|prediction| prediction.count)
         .sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::INTERCEPT_PENALTY;
+    use super::*;
+
+    #[test]
+    fn the_best_threshold_separates_the_classes() {
+        let predictions: Vec<Prediction> = [
+            (0.9, true),
+            (0.85, true),
+            (0.7, false),
+            (0.6, false),
+            (0.55, true),
+            (0.2, false),
+        ]
+        .into_iter()
+        .map(|(probability, flaky)| Prediction {
+            probability,
+            flaky,
+            count: 1.0,
+        })
+        .collect();
+        let (threshold, _) = best_threshold(&predictions, 0.5, matthews).unwrap();
+        assert!(threshold > 0.7 && threshold < 0.85, "{threshold}");
+    }
+
+    fn penalties(weights: f64, intercepts: bool) -> Penalties {
+        Penalties {
+            weights,
+            intercepts: intercepts.then_some(INTERCEPT_PENALTY),
+        }
+    }
+
+    fn candidate(weights: f64, intercepts: bool, caught: f64) -> Candidate {
+        Candidate {
+            penalty: penalties(weights, intercepts),
+            information: 0.4,
+            warning: 0.8,
+            score: caught,
+            error: binomial_error(caught, 300.0),
+            recall: true,
+        }
+    }
+
+    #[test]
+    fn a_penalty_better_by_a_test_or_two_does_not_outweigh_a_simpler_one() {
+        // Of 300 flaky tests, 81 caught against 80: within the noise, the simplest fit is kept.
+        let close = [
+            candidate(10.0, false, 0.26),
+            candidate(100.0, false, 80.0 / 300.0),
+            candidate(100.0, true, 81.0 / 300.0),
+        ];
+        let chosen = simplest_within_noise(&close).unwrap();
+        assert_eq!(chosen.penalty.intercepts, None);
+        assert_eq!(chosen.penalty.weights, 100.0);
+        // Twice as many caught is no noise.
+        let clear = [candidate(100.0, false, 0.15), candidate(100.0, true, 0.30)];
+        let chosen = simplest_within_noise(&clear).unwrap();
+        assert_eq!(chosen.penalty.intercepts, Some(INTERCEPT_PENALTY));
+        assert_eq!(simplest_within_noise(&[]), None);
+    }
+
+    #[test]
+    fn a_candidate_that_catches_more_up_to_the_information_threshold_is_kept() {
+        // A thousand held-out tests, a hundred flaky. Both candidates rank the same 30 flaky tests
+        // first (the 3% a user is warned of); one also ranks the other 70 within the first 10%, the
+        // other far below.
+        let ranked = |flaky: fn(usize) -> bool| -> Vec<Prediction> {
+            (0..1000)
+                .map(|rank| Prediction {
+                    probability: 1.0 - rank as f64 / 1000.0,
+                    flaky: flaky(rank),
+                    count: 1.0,
+                })
+                .collect()
+        };
+        let late = ranked(|rank| rank < 30 || (500..570).contains(&rank));
+        let early = ranked(|rank| rank < 100);
+        let late = Candidate::on_repositories(penalties(100.0, false), &late).unwrap();
+        let early = Candidate::on_repositories(penalties(100.0, true), &early).unwrap();
+        assert_eq!(late.warning, early.warning);
+        assert!(early.score > late.score + late.error, "{early:?} {late:?}");
+        let chosen = simplest_within_noise(&[late, early]).unwrap();
+        assert_eq!(chosen.penalty.intercepts, Some(INTERCEPT_PENALTY));
+        assert!(
+            chosen.to_string().contains("projects' own intercepts"),
+            "{chosen}"
+        );
+    }
+}

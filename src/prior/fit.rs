@@ -1,6 +1,5 @@
-//! Fitting a prior: the examples grouped and tallied per project, the regression fitted on
-//! every penalty with each project held out in turn, and the simplest that does as well as
-//! the best kept.
+//! Fitting a prior: the regression fitted on every penalty with each project held out in
+//! turn, and the simplest that does as well as the best kept.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -8,6 +7,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::calibration::{Candidate, Prediction, simplest_within_noise};
+use super::projects::{Group, ProjectTally, group, tally, typical_shares};
 use super::regression::{Penalties, fit_logistic_capped};
 use super::*;
 
@@ -124,69 +124,6 @@ impl SignalPrior {
 /// features after the plain `features`.
 fn capped(mitigations: &Range<usize>, features: usize, scaled: usize) -> [Range<usize>; 2] {
     [mitigations.clone(), features..features + scaled]
-}
-
-/// Examples of one project with the same features and label, counted: the fit, the held-out
-/// predictions and the calibration work on these, many times fewer than the tests.
-#[derive(Debug, Clone)]
-pub(super) struct Group<'a> {
-    example: Example<'a>,
-    count: f64,
-}
-
-pub(super) fn group<'a>(examples: &[Example<'a>]) -> Vec<Group<'a>> {
-    let mut groups: BTreeMap<(&str, Vec<&str>, bool, bool), Group<'a>> = BTreeMap::new();
-    for example in examples {
-        let mut hits = example.hits.clone();
-        hits.sort_unstable();
-        let key = (
-            example.project,
-            hits,
-            example.flaky,
-            example.whole_repository,
-        );
-        groups
-            .entry(key)
-            .or_insert_with(|| Group {
-                example: example.clone(),
-                count: 0.0,
-            })
-            .count += 1.0;
-    }
-    groups.into_values().collect()
-}
-
-/// A project's tests and how many of them match each risk.
-#[derive(Debug, Clone)]
-pub(super) struct ProjectTally {
-    tests: f64,
-    hits: Vec<f64>,
-    /// Whether the project has a test not labelled flaky: sets of flaky tests alone (IDoFT,
-    /// FlakyCat) say nothing about how common a signal is in their projects.
-    stable: bool,
-    /// Whether the project has a test labelled flaky.
-    flaky: bool,
-}
-
-pub(super) fn tally<'a>(risks: &[&str], groups: &[Group<'a>]) -> BTreeMap<&'a str, ProjectTally> {
-    let mut tallies: BTreeMap<&str, ProjectTally> = BTreeMap::new();
-    for Group { example, count } in groups {
-        let tally = tallies.entry(example.project).or_insert(ProjectTally {
-            tests: 0.0,
-            hits: vec![0.0; risks.len()],
-            stable: false,
-            flaky: false,
-        });
-        tally.tests += count;
-        tally.stable |= !example.flaky;
-        tally.flaky |= example.flaky;
-        for (hits, risk) in tally.hits.iter_mut().zip(risks) {
-            if example.hits.contains(risk) {
-                *hits += count;
-            }
-        }
-    }
-    tallies
 }
 
 /// The regression's rows: each risk and mitigation found (1), then each of the first `scaled`
@@ -378,31 +315,4 @@ pub(super) fn has_evidence(
             .map_or(0.0, |&(j, x)| weights[j] * x);
         weights[i] + share > 0.0
     })
-}
-
-/// Per risk, the mean over projects with stable tests (but `except`) of its share of their
-/// tests: every project counts alike, however large.
-pub(super) fn typical_shares(
-    tallies: &BTreeMap<&str, ProjectTally>,
-    except: Option<&str>,
-) -> Vec<f64> {
-    let projects: Vec<&ProjectTally> = tallies
-        .iter()
-        .filter(|(project, tally)| tally.stable && Some(**project) != except)
-        .map(|(_, tally)| tally)
-        .collect();
-    let risks = tallies.values().next().map_or(0, |tally| tally.hits.len());
-    (0..risks)
-        .map(|risk| {
-            let sum: f64 = projects
-                .iter()
-                .map(|tally| tally.hits[risk] / tally.tests)
-                .sum();
-            if projects.is_empty() {
-                0.0
-            } else {
-                sum / projects.len() as f64
-            }
-        })
-        .collect()
 }

@@ -12,6 +12,7 @@ use crate::signals::{self, Signals};
 
 mod calibration;
 mod fit;
+mod projects;
 
 pub use calibration::Candidate;
 mod regression;
