@@ -1,10 +1,10 @@
-//! `flakesense eval` on whole repositories (`--fixes`, the fixtrain layout): each repository is
-//! judged by a prior fitted without it, and `--predictions` lists every judged test with the
-//! evidence `check` would show.
+//! `flakesense eval` and `train` on whole repositories (`--fixes`, the fixtrain layout): each
+//! repository is judged by a prior fitted without it, `--predictions` lists every judged test
+//! with the evidence `check` would show, and `train` says which fit it kept.
 
 mod common;
 
-use common::{binary, fixtures, run_ok};
+use common::{binary, command, fixtures, run_ok};
 
 #[test]
 fn leave_one_repository_out_writes_each_tests_score_and_evidence() {
@@ -49,4 +49,35 @@ fn leave_one_repository_out_writes_each_tests_score_and_evidence() {
             "{row:?} {plain:?}"
         );
     }
+}
+
+#[test]
+fn training_says_which_penalty_it_kept_and_how_it_did_on_held_out_projects() {
+    let directory = tempfile::tempdir().unwrap();
+    let model = directory.path().join("model.idx");
+    let output = command("flakesense", &fixtures())
+        .args(["train", "--data", "check/tiny.csv", "--fixes", "fixtrain", "--out"])
+        .arg(&model)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let fitted = |language: &str| {
+        stderr
+            .lines()
+            .find(|line| line.starts_with(&format!("fitted the {language} signal prior")))
+            .unwrap_or_else(|| panic!("no {language} prior in {stderr}"))
+            .to_string()
+    };
+    // Python has whole repositories: the kept candidate is judged by their held-out recall.
+    let python = fitted("python");
+    assert!(python.contains("L2 penalty "), "{python}");
+    assert!(
+        python.contains("held-out mean recall at alarm rates 1%-10%: "),
+        "{python}"
+    );
+    assert!(!python.contains("-0.0"), "{python}");
+    // Java has labelled tests alone: judged by the Matthews correlation.
+    let java = fitted("java");
+    assert!(java.contains("held-out Matthews correlation"), "{java}");
 }

@@ -47,8 +47,8 @@ pub(super) fn recall_above(predictions: &[Prediction], threshold: f64) -> f64 {
     let caught: f64 = predictions
         .iter()
         .filter(|prediction| prediction.flaky && prediction.probability > threshold)
-        .map(|prediction| prediction.count)
-        .sum();
+        // From +0.0: a sum of no floats is -0.0, which `train` would print as "-0.0%".
+        .fold(0.0, |caught, prediction| caught + prediction.count);
     if flaky == 0.0 { 0.0 } else { caught / flaky }
 }
 
@@ -155,7 +155,8 @@ impl Candidate {
             .filter_map(|percent| alarm_threshold(predictions, f64::from(percent) / 100.0))
             .map(|threshold| recall_above(predictions, threshold))
             .collect();
-        let score = recalls.iter().sum::<f64>() / recalls.len().max(1) as f64;
+        let score =
+            recalls.iter().fold(0.0, |sum, recall| sum + recall) / recalls.len().max(1) as f64;
         Some(Candidate {
             penalty,
             information: information.min(warning),
