@@ -56,7 +56,14 @@ fn training_says_which_penalty_it_kept_and_how_it_did_on_held_out_projects() {
     let directory = tempfile::tempdir().unwrap();
     let model = directory.path().join("model.idx");
     let output = command("flakesense", &fixtures())
-        .args(["train", "--data", "check/tiny.csv", "--fixes", "fixtrain", "--out"])
+        .args([
+            "train",
+            "--data",
+            "check/tiny.csv",
+            "--fixes",
+            "fixtrain",
+            "--out",
+        ])
         .arg(&model)
         .output()
         .unwrap();
