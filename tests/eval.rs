@@ -69,22 +69,43 @@ fn training_says_which_penalty_it_kept_and_how_it_did_on_held_out_projects() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    let fitted = |language: &str| {
+    // Each language's fit is followed by its candidates, one per line, the kept one marked.
+    let candidates = |language: &str| -> Vec<&str> {
+        let header = format!("fitted the {language} signal prior");
         stderr
             .lines()
-            .find(|line| line.starts_with(&format!("fitted the {language} signal prior")))
-            .unwrap_or_else(|| panic!("no {language} prior in {stderr}"))
-            .to_string()
+            .skip_while(|line| !line.starts_with(&header))
+            .skip(1)
+            .take_while(|line| line.starts_with("  "))
+            .collect()
     };
-    // Python has whole repositories: the kept candidate is judged by their held-out recall.
-    let python = fitted("python");
-    assert!(python.contains("L2 penalty "), "{python}");
-    assert!(
-        python.contains("held-out mean recall at alarm rates 1%-10%: "),
-        "{python}"
-    );
-    assert!(!python.contains("-0.0"), "{python}");
+    // Python has whole repositories: each candidate is judged by their held-out recall.
+    let python = candidates("python");
+    assert_eq!(python.len(), 6, "{stderr}");
+    for line in &python {
+        assert!(line.contains("L2 penalty "), "{line}");
+        assert!(
+            line.contains("held-out mean recall at alarm rates 1%-10%: "),
+            "{line}"
+        );
+        assert!(!line.contains("-0.0"), "{line}");
+    }
+    let kept: Vec<&&str> = python
+        .iter()
+        .filter(|line| line.ends_with("(kept)"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{stderr}");
     // Java has labelled tests alone: judged by the Matthews correlation.
-    let java = fitted("java");
-    assert!(java.contains("held-out Matthews correlation"), "{java}");
+    let java = candidates("java");
+    assert_eq!(java.len(), 6, "{stderr}");
+    assert!(
+        java[0].contains("held-out Matthews correlation"),
+        "{stderr}"
+    );
+    // Rust has too few projects with flaky and other tests to judge a candidate on.
+    assert_eq!(
+        candidates("rust"),
+        ["  no penalty could be judged on held-out projects; the weakest was kept"],
+        "{stderr}"
+    );
 }

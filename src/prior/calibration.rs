@@ -185,7 +185,15 @@ impl Candidate {
     }
 }
 
-/// What `train` reports: the penalty kept and how it did on held-out projects.
+/// Every candidate a fit judged on held-out projects, and the one it kept (none where no
+/// candidate could be judged: the fit then keeps the weakest penalty).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub candidates: Vec<Candidate>,
+    pub kept: Option<Candidate>,
+}
+
+/// What `train` reports of each candidate: its penalty and how it did on held-out projects.
 impl fmt::Display for Candidate {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(formatter, "L2 penalty {}, ", self.penalty.weights)?;

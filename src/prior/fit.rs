@@ -6,16 +6,16 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::calibration::{Candidate, Prediction, simplest_within_noise};
+use super::calibration::{Candidate, Choice, Prediction, simplest_within_noise};
 use super::projects::{Group, ProjectTally, group, tally, typical_shares};
 use super::regression::{Penalties, fit_logistic_capped};
 use super::*;
 
 impl SignalPrior {
     /// Fits the prior on labelled tests of many projects, and calibrates its warning threshold
-    /// on predictions for projects held out of the fit. Also returns the candidate penalty kept,
-    /// with its held-out score; none where no candidate could be judged (a default is fitted).
-    pub fn fit(language: Language, examples: &[Example<'_>]) -> (SignalPrior, Option<Candidate>) {
+    /// on predictions for projects held out of the fit. Also returns the candidate penalties
+    /// with their held-out scores, and the one kept.
+    pub fn fit(language: Language, examples: &[Example<'_>]) -> (SignalPrior, Choice) {
         let names = signals::feature_names(language);
         // Risks in the test and risks in its context; mitigations follow them, then the size.
         let risks = 2 * signals::patterns(language).count();
@@ -116,7 +116,11 @@ impl SignalPrior {
             warning_probability,
             category_evidence: Vec::new(),
         };
-        (prior, chosen)
+        let choice = Choice {
+            candidates: scored,
+            kept: chosen,
+        };
+        (prior, choice)
     }
 }
 

@@ -14,7 +14,7 @@ mod calibration;
 mod fit;
 mod projects;
 
-pub use calibration::Candidate;
+pub use calibration::{Candidate, Choice};
 mod regression;
 #[cfg(test)]
 mod tests;

@@ -198,23 +198,30 @@ fn fit_priors(
         if projects.len() < 2 {
             continue;
         }
-        let (prior, chosen) = crate::prior::SignalPrior::fit(language, &examples);
+        let (prior, choice) = crate::prior::SignalPrior::fit(language, &examples);
         eprintln!(
-            "fitted the {language} signal prior on {} tests of {} projects; information above probability {:.3}, warning above {:.3}; {}; {}",
+            "fitted the {language} signal prior on {} tests of {} projects; information above probability {:.3}, warning above {:.3}; {}",
             examples.len(),
             projects.len(),
             prior.information_probability,
             prior.warning_probability,
-            chosen.map_or_else(
-                || "no penalty could be judged on held-out projects, the weakest kept".to_string(),
-                |chosen| chosen.to_string()
-            ),
             if prior.share_weights.is_empty() {
                 "signals weigh alike in every project (most flaky tests come from sets of flaky tests alone)"
             } else {
                 "signals weigh less in projects where they are common"
             }
         );
+        if choice.kept.is_none() {
+            eprintln!("  no penalty could be judged on held-out projects; the weakest was kept");
+        }
+        for candidate in &choice.candidates {
+            let kept = if choice.kept.as_ref() == Some(candidate) {
+                " (kept)"
+            } else {
+                ""
+            };
+            eprintln!("  {candidate}{kept}");
+        }
         priors.push(prior);
     }
     priors
