@@ -13,11 +13,11 @@ use crate::signals::{self, Signals};
 mod calibration;
 mod fit;
 mod projects;
-
-pub use calibration::{Candidate, Choice};
 mod regression;
 #[cfg(test)]
 mod tests;
+
+pub use calibration::{Candidate, Choice};
 
 /// Candidate strengths of the pull of the weights to zero (the inverse of scikit-learn's `C`).
 /// The strongest whose held-out predictions separate flaky tests as well as the best, within
