@@ -23,7 +23,8 @@ use crate::confirm::process::Stop;
 use crate::confirm::verdict::{self, TestVerdict, Verdict};
 use crate::line_index::ColumnUnit;
 use crate::lsp::analyze::current_analysis;
-use crate::lsp::session::{CLIENT_ANSWER_TIMEOUT, Session, file_path};
+use crate::lsp::session::{CLIENT_ANSWER_TIMEOUT, Session};
+use crate::lsp::state::file_path;
 
 pub const CONFIRM: &str = "flakesense.confirm";
 

@@ -9,7 +9,8 @@ use std::time::Duration;
 use tower_lsp_server::ls_types::{DidSaveTextDocumentParams, MessageType};
 
 use crate::language::Language;
-use crate::lsp::session::{Session, file_path};
+use crate::lsp::session::Session;
+use crate::lsp::state::file_path;
 use crate::workspace;
 
 /// How long the workspace is counted again after the last save of a test file: a "save all", or

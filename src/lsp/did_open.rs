@@ -8,7 +8,8 @@ use tower_lsp_server::ls_types::DidOpenTextDocumentParams;
 use crate::language::Language;
 use crate::lsp::analyze;
 use crate::lsp::document::Document;
-use crate::lsp::session::{Session, file_path};
+use crate::lsp::session::Session;
+use crate::lsp::state::file_path;
 
 pub fn did_open(session: &Arc<Session>, params: DidOpenTextDocumentParams) {
     let document = params.text_document;

@@ -22,7 +22,8 @@ use crate::labels::{self, TestLabel};
 use crate::lsp::analyze::{self, current_analysis, panic_message};
 use crate::lsp::judging::JudgedTest;
 use crate::lsp::neighbors::NeighborLocator;
-use crate::lsp::session::{ProjectIndexState, Session};
+use crate::lsp::session::Session;
+use crate::lsp::state::ProjectIndexState;
 use crate::predict::{Neighbor, flaky_besides};
 use crate::workspace;
 

@@ -18,8 +18,9 @@ use crate::lsp::counting::read_workspace_tests;
 use crate::lsp::execute_command::COMMANDS;
 use crate::lsp::loading::load_workspace;
 use crate::lsp::position::PositionEncoding;
-use crate::lsp::session::{ClientSupport, Session, file_path};
+use crate::lsp::session::Session;
 use crate::lsp::settings::read_editor_settings;
+use crate::lsp::state::{ClientSupport, file_path};
 use crate::lsp::surroundings;
 use crate::workspace::SurroundingsReader;
 

@@ -9,8 +9,9 @@ use crate::config::Config;
 use crate::index::Index;
 use crate::labels::FileStamp;
 use crate::lsp::counting::recount_workspace_tests;
-use crate::lsp::session::{CLIENT_ANSWER_TIMEOUT, ProjectIndexState, Session};
+use crate::lsp::session::{CLIENT_ANSWER_TIMEOUT, Session};
 use crate::lsp::settings::read_editor_settings;
+use crate::lsp::state::ProjectIndexState;
 use crate::workspace::{self, ProjectIndex};
 
 /// Reads `flakesense.toml` and the editor's settings, then the project index and the extra
@@ -149,7 +150,7 @@ pub async fn apply_settings(session: &Session) {
 }
 
 /// Replaces the editor's layer of settings; does not merge them (see
-/// [`crate::lsp::session::State::apply_settings`]).
+/// [`crate::lsp::state::State::apply_settings`]).
 pub async fn apply_editor_settings(session: &Session, value: Option<serde_json::Value>) {
     let root = session.state().root.clone();
     let settings = read_editor_settings(value, root.as_deref());

@@ -48,6 +48,7 @@ mod reread;
 mod session;
 mod settings;
 mod shares;
+mod state;
 mod surroundings;
 mod transport;
 

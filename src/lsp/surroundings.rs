@@ -15,7 +15,8 @@ use tower_lsp_server::ls_types::{
 
 use crate::language::Language;
 use crate::lsp::analyze;
-use crate::lsp::session::{Session, file_path};
+use crate::lsp::session::Session;
+use crate::lsp::state::file_path;
 
 pub fn did_save(session: &Arc<Session>, params: DidSaveTextDocumentParams) {
     changed(session, [params.text_document.uri]);
