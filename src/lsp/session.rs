@@ -1,4 +1,6 @@
-//! The state one server shares between its handlers and analysis tasks.
+//! What one server shares between its handlers and analysis tasks: the client, the open
+//! documents, the pending analyses, the locks that order writes and publications, and the
+//! [`State`] (workspace, settings, models) behind a lock.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
