@@ -19,6 +19,7 @@ prior misses. Needs scikit-learn; a run takes one to three minutes.
 """
 
 import csv
+import os
 import re
 import sys
 import warnings
@@ -26,6 +27,9 @@ import warnings
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from recall_by_alarm import caught_within  # noqa: E402
 
 RATES = (0.03, 0.05, 0.10)
 CAPS = (0.05, 0.10)
@@ -55,11 +59,16 @@ def held_out(make, features, flaky, projects):
 
 
 def recall_at(scores, flaky, warnable, rate):
-    """The share of fixed tests among the `rate` highest scores (ties broken by order in the
-    file), counting only tests with a risk."""
-    top = np.argsort(-scores, kind="stable")[: int(rate * len(scores))]
-    top = top[warnable[top]]
-    return 100.0 * flaky[top].sum() / flaky.sum(), 100.0 * len(top) / len(scores)
+    """The share of fixed tests among the `rate` highest scores of the tests with a risk (a group
+    tied at the cut counted in proportion, as `recall_by_alarm.py` counts), and the share of
+    tests warned."""
+    ranked = sorted(
+        ((score, fixed) for score, fixed, can in zip(scores, flaky, warnable) if can),
+        key=lambda scored: -scored[0],
+    )
+    allowed = rate * len(scores)
+    caught = caught_within(ranked, allowed)
+    return 100.0 * caught / flaky.sum(), 100.0 * min(allowed, len(ranked)) / len(scores)
 
 
 def capped(scores, projects, cap):
