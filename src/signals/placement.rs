@@ -5,19 +5,24 @@ use tree_sitter::Node;
 
 use super::values::{self, Facts, text_of};
 
-/// Whether a value only becomes part of a string: an operand (through parentheses, `str(...)` and
-/// `int(...)`) of a `+` or `%` whose other side is a string literal, or an f-string's
-/// interpolation.
+/// Whether a value only becomes part of a string: an operand (through parentheses, `str(...)`,
+/// `int(...)`, and the characters a comprehension hands to `"".join(...)`) of a `+` or `%` whose
+/// other side is a string literal, or an f-string's interpolation.
 pub(super) fn in_text(hit: Node<'_>, text: &str) -> bool {
     let mut node = hit;
     while let Some(parent) = node.parent() {
         match parent.kind() {
             "interpolation" => return true,
             "parenthesized_expression" | "argument_list" => {}
+            "list_comprehension" | "generator_expression"
+                if parent.child_by_field_name("body") == Some(node) => {}
             "call"
                 if parent
                     .child_by_field_name("function")
-                    .is_some_and(|function| matches!(text_of(function, text), "str" | "int")) => {}
+                    .is_some_and(|function| {
+                        matches!(text_of(function, text), "str" | "int")
+                            || joins_text(function, text)
+                    }) => {}
             "binary_expression" | "binary_operator" => {
                 let operator = parent.child_by_field_name("operator").map(|o| o.kind());
                 if !matches!(operator, Some("+" | "%")) {
@@ -36,6 +41,17 @@ pub(super) fn in_text(hit: Node<'_>, text: &str) -> bool {
         node = parent;
     }
     false
+}
+
+/// Whether a called function is a string literal's `join` (`"".join(...)`, `"-".join(...)`).
+fn joins_text(function: Node<'_>, text: &str) -> bool {
+    function.kind() == "attribute"
+        && function
+            .child_by_field_name("object")
+            .is_some_and(|object| object.kind() == "string")
+        && function
+            .child_by_field_name("attribute")
+            .is_some_and(|attribute| text_of(attribute, text) == "join")
 }
 
 /// Whether a hit is in the condition of an `if` whose body begins by skipping the test: a return,
