@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""How many of fixbench's fixed tests have any evidence at all: a risk of the catalogue with a
+positive weight, in the test's code or in what it runs. A test without one scores as a test with
+no signal does and is never flagged at either threshold, so this share is the highest recall any
+weighing or threshold of the present catalogue can reach; the rest needs new kinds of evidence.
+
+    python3 benches/fixbench_evidence.py target/release/flakesense /tmp/fixbench [--lang L] [-v]
+
+It judges each fixed test as fixbench.py does (the same workspace: the snapshot with every fix's
+files beside it under _fixbench/, `predict --format json`), and reads each test's `signals`
+instead of its score. It imports fixbench.py from ../shared/bench, so the two cannot drift; it
+never writes or trains anything. -v lists the fixed tests without evidence, with the fix's subject.
+"""
+
+import argparse
+import collections
+import json
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BENCH = os.path.join(HERE, "..", "..", "shared", "bench")
+if not os.path.isfile(os.path.join(BENCH, "fixbench.py")):
+    sys.exit(f"fixbench_evidence: no fixbench.py in {os.path.normpath(BENCH)} (the shared data beside the repository)")
+sys.path.insert(0, BENCH)
+import fixbench  # noqa: E402  (the benchmark's own workspace and fix readers)
+
+
+def fixed_tests(binary, repo):
+    """(fix row, signal ids or None when the test was not found) for each fixed test of `repo`."""
+    fixes = fixbench.fixes_of(repo)
+    root = fixbench.workspace(os.path.join(repo, "snapshot"))
+    try:
+        wanted = set()
+        for commit, rows in fixes.items():
+            source = os.path.join(repo, "fixes", commit, "before")
+            if os.path.isdir(source):
+                shutil.copytree(source, os.path.join(root, "_fixbench", commit, "before"), dirs_exist_ok=True)
+            for path in {r["path"] for r in rows}:
+                rel = os.path.join("_fixbench", commit, "before", path)
+                if os.path.exists(os.path.join(root, rel)):
+                    wanted.add(rel)
+        judged = json.loads(fixbench.run([binary, "predict", "--format", "json"] + sorted(wanted), root)) if wanted else []
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    table = {}
+    for t in judged:
+        name = t["id"].replace("::", "#").split("#")[-1].split("(")[0].split("[")[0]
+        path = t["path"][2:] if t["path"].startswith("./") else t["path"]
+        table.setdefault((path, name), []).append((t["line"], [s["id"] for s in t["signals"]]))
+    for commit, rows in sorted(fixes.items()):
+        for r in rows:
+            candidates = table.get((os.path.join("_fixbench", commit, "before", r["path"]), r["test_name"]), [])
+            line = int(r["line_before"] or 0)
+            if not candidates:
+                yield r, None
+            else:
+                yield r, min(candidates, key=lambda c: abs(c[0] - line))[1] if line else candidates[0][1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("data", help="fixbench unpacked (the folder holding java/, python/, rust/)")
+    ap.add_argument("--lang", action="append")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.binary)
+    for lang in args.lang or ["java", "python", "rust"]:
+        base = os.path.join(args.data, lang)
+        print(f"\n{lang}\n{'repository':34} {'fixed':>6} {'evidence':>9} {'share':>6}")
+        total = with_evidence = 0
+        risks = collections.Counter()
+        for name in sorted(os.listdir(base)):
+            n = e = 0
+            for row, signals in fixed_tests(binary, os.path.join(base, name)):
+                if signals is None:
+                    continue
+                n += 1
+                e += bool(signals)
+                risks.update(set(signals))
+                if args.verbose and not signals:
+                    print(f"    no evidence: {row['path']}::{row['test_name']} [{row['category_hint']}] {row['subject'][:70]}")
+            total, with_evidence = total + n, with_evidence + e
+            print(f"{name:34} {n:6} {e:9} {e / max(n, 1):6.1%}")
+        print(f"{'all':34} {total:6} {with_evidence:9} {with_evidence / max(total, 1):6.1%}")
+        print("  risks named (fixed tests): " + ", ".join(f"{k} {v}" for k, v in risks.most_common()))
+
+
+if __name__ == "__main__":
+    main()
