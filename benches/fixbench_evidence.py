@@ -8,8 +8,10 @@ weighing or threshold of the present catalogue can reach; the rest needs new kin
 
 It judges each fixed test as fixbench.py does (the same workspace: the snapshot with every fix's
 files beside it under _fixbench/, `predict --format json`), and reads each test's `signals`
-instead of its score. It imports fixbench.py from ../shared/bench, so the two cannot drift; it
-never writes or trains anything. -v lists the fixed tests without evidence, with the fix's subject.
+beside its score. It imports fixbench.py from ../shared/bench, so the two cannot drift; it
+never writes or trains anything. Beside the count it gives the fixed tests caught at the warning
+and information thresholds (a score above 0.95, above 0.5), as fixbench.py counts them. -v lists
+the fixed tests without evidence, with the fix's subject.
 """
 
 import argparse
@@ -28,7 +30,7 @@ import fixbench  # noqa: E402  (the benchmark's own workspace and fix readers)
 
 
 def fixed_tests(binary, repo):
-    """(fix row, signal ids or None when the test was not found) for each fixed test of `repo`."""
+    """(fix row, (signal ids, score) or None when the test was not found) per fixed test of `repo`."""
     fixes = fixbench.fixes_of(repo)
     root = fixbench.workspace(os.path.join(repo, "snapshot"))
     try:
@@ -48,7 +50,7 @@ def fixed_tests(binary, repo):
     for t in judged:
         name = t["id"].replace("::", "#").split("#")[-1].split("(")[0].split("[")[0]
         path = t["path"][2:] if t["path"].startswith("./") else t["path"]
-        table.setdefault((path, name), []).append((t["line"], [s["id"] for s in t["signals"]]))
+        table.setdefault((path, name), []).append((t["line"], ([s["id"] for s in t["signals"]], t["score"])))
     for commit, rows in sorted(fixes.items()):
         for r in rows:
             candidates = table.get((os.path.join("_fixbench", commit, "before", r["path"]), r["test_name"]), [])
@@ -57,6 +59,11 @@ def fixed_tests(binary, repo):
                 yield r, None
             else:
                 yield r, min(candidates, key=lambda c: abs(c[0] - line))[1] if line else candidates[0][1]
+
+
+def line(name, counts):
+    n, evidence, warned, flagged = counts
+    return f"{name:34} {n:6} {evidence:9} {evidence / max(n, 1):6.1%} {warned:8} {flagged:7}"
 
 
 def main():
@@ -69,22 +76,22 @@ def main():
     binary = os.path.abspath(args.binary)
     for lang in args.lang or ["java", "python", "rust"]:
         base = os.path.join(args.data, lang)
-        print(f"\n{lang}\n{'repository':34} {'fixed':>6} {'evidence':>9} {'share':>6}")
-        total = with_evidence = 0
+        print(f"\n{lang}\n{'repository':34} {'fixed':>6} {'evidence':>9} {'share':>6} {'at 0.95':>8} {'at 0.5':>7}")
+        totals = [0, 0, 0, 0]
         risks = collections.Counter()
         for name in sorted(os.listdir(base)):
-            n = e = 0
-            for row, signals in fixed_tests(binary, os.path.join(base, name)):
-                if signals is None:
+            counts = [0, 0, 0, 0]  # fixed tests found, with evidence, caught at 0.95, caught at 0.5
+            for row, judged in fixed_tests(binary, os.path.join(base, name)):
+                if judged is None:
                     continue
-                n += 1
-                e += bool(signals)
+                signals, score = judged
+                counts = [c + d for c, d in zip(counts, [1, bool(signals), score > 0.95, score > 0.5])]
                 risks.update(set(signals))
                 if args.verbose and not signals:
                     print(f"    no evidence: {row['path']}::{row['test_name']} [{row['category_hint']}] {row['subject'][:70]}")
-            total, with_evidence = total + n, with_evidence + e
-            print(f"{name:34} {n:6} {e:9} {e / max(n, 1):6.1%}")
-        print(f"{'all':34} {total:6} {with_evidence:9} {with_evidence / max(total, 1):6.1%}")
+            totals = [t + c for t, c in zip(totals, counts)]
+            print(line(name, counts))
+        print(line("all", totals))
         print("  risks named (fixed tests): " + ", ".join(f"{k} {v}" for k, v in risks.most_common()))
 
 
