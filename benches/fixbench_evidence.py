@@ -7,9 +7,11 @@ weighing or threshold of the present catalogue can reach; the rest needs new kin
     python3 benches/fixbench_evidence.py target/release/flakesense /tmp/fixbench [--lang L] [-v]
 
 It judges each fixed test as fixbench.py does (the same workspace: the snapshot with every fix's
-files beside it under _fixbench/, `predict --format json`), and reads each test's `signals`
-beside its score. It imports fixbench.py from ../shared/bench, so the two cannot drift; it
-never writes or trains anything. Beside the count it gives the fixed tests caught at the warning
+files before and after it under _fixbench/, `predict --format json`), and reads each test's
+`signals` beside its score. It imports fixbench.py from ../shared/bench for the workspace, the
+fixes and the choice among same-named tests (`score_of`); only the reading of `predict`'s ids and
+paths mirrors fixbench's `scores`, which keeps the score alone. It never writes or trains
+anything. Beside the count it gives the fixed tests caught at the warning
 and information thresholds (a score above 0.95, above 0.5), as fixbench.py counts them. -v lists
 the fixed tests without evidence, with the fix's subject.
 """
@@ -36,9 +38,10 @@ def fixed_tests(binary, repo):
     try:
         wanted = set()
         for commit, rows in fixes.items():
-            source = os.path.join(repo, "fixes", commit, "before")
-            if os.path.isdir(source):
-                shutil.copytree(source, os.path.join(root, "_fixbench", commit, "before"), dirs_exist_ok=True)
+            for side in ("before", "after"):
+                source = os.path.join(repo, "fixes", commit, side)
+                if os.path.isdir(source):
+                    shutil.copytree(source, os.path.join(root, "_fixbench", commit, side), dirs_exist_ok=True)
             for path in {r["path"] for r in rows}:
                 rel = os.path.join("_fixbench", commit, "before", path)
                 if os.path.exists(os.path.join(root, rel)):
@@ -53,12 +56,8 @@ def fixed_tests(binary, repo):
         table.setdefault((path, name), []).append((t["line"], ([s["id"] for s in t["signals"]], t["score"])))
     for commit, rows in sorted(fixes.items()):
         for r in rows:
-            candidates = table.get((os.path.join("_fixbench", commit, "before", r["path"]), r["test_name"]), [])
-            line = int(r["line_before"] or 0)
-            if not candidates:
-                yield r, None
-            else:
-                yield r, min(candidates, key=lambda c: abs(c[0] - line))[1] if line else candidates[0][1]
+            path = os.path.join("_fixbench", commit, "before", r["path"])
+            yield r, fixbench.score_of(table, path, r["test_name"], int(r["line_before"] or 0))
 
 
 def line(name, counts):
