@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use rustc_hash::FxHashSet as HashSet;
 
-use super::{ContextKind, ContextUnit, MAX_DEPTH, MAX_HELPER_DEPTH, MAX_UNITS};
+use super::{Anchor, ContextKind, ContextUnit, MAX_DEPTH, MAX_HELPER_DEPTH, MAX_UNITS};
 
 /// How far units of `kind` are followed.
 fn max_depth(kind: ContextKind) -> u8 {
@@ -21,6 +21,8 @@ fn max_depth(kind: ContextKind) -> u8 {
 pub(super) struct Step<K> {
     pub(super) key: K,
     pub(super) kind: ContextKind,
+    /// Where in the test the unit runs, for a helper the test calls (see [`Anchor`]).
+    pub(super) anchor: Option<Anchor>,
 }
 
 /// The definitions of one language's files as a graph: what a unit is, and what it runs.
@@ -66,8 +68,14 @@ pub(super) fn breadth_first<G: Graph>(
                 file,
                 range,
                 depth,
+                anchor: step.anchor,
             });
+            // What a unit runs, runs where the unit does.
+            let before = next.len();
             graph.runs(step, &mut next);
+            for child in &mut next[before..] {
+                child.anchor = step.anchor;
+            }
         }
         std::mem::swap(&mut level, &mut next);
         depth = depth.saturating_add(1);
@@ -111,6 +119,7 @@ mod tests {
                     found.push(Step {
                         key,
                         kind: ContextKind::Helper,
+                        anchor: None,
                     });
                 }
             }
@@ -126,6 +135,7 @@ mod tests {
         Step {
             key,
             kind: ContextKind::Helper,
+            anchor: None,
         }
     }
 
@@ -154,12 +164,14 @@ mod tests {
                 found.push(Step {
                     key: step.key + 1,
                     kind: ContextKind::Fixture,
+                    anchor: None,
                 });
             }
         }
         let root = Step {
             key: 0,
             kind: ContextKind::Fixture,
+            anchor: None,
         };
         let units = breadth_first(&Fixtures, None, vec![root]);
         assert_eq!(units.len(), usize::from(MAX_DEPTH));

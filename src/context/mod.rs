@@ -84,6 +84,18 @@ pub struct ContextUnit {
     pub range: Range<usize>,
     /// 1 for what the test uses directly, 2 for what that uses, and so on.
     pub depth: u8,
+    /// For a helper, and what a helper runs: the call in the test that runs it.
+    pub anchor: Option<Anchor>,
+}
+
+/// Where in a test's own code a helper runs: the call that runs it (the first, when there are
+/// several), so that what the helper does can be put in the order the test does it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Anchor {
+    /// The call's byte offset in the test's file.
+    pub at: usize,
+    /// The call is clean-up code: in a `finally` block.
+    pub cleanup: bool,
 }
 
 /// A parsed file: its text and the tree-sitter tree of that text.

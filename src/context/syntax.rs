@@ -108,6 +108,22 @@ pub(super) fn contains(outer: &Range<usize>, inner: &Range<usize>) -> bool {
     outer.start <= inner.start && inner.end <= outer.end
 }
 
+/// Whether a node is clean-up code of the function it is in: inside a `finally` block (Java,
+/// Python), which runs whether the code before it failed or not.
+pub(super) fn in_cleanup(node: tree_sitter::Node<'_>) -> bool {
+    let mut ancestor = node.parent();
+    while let Some(current) = ancestor {
+        match current.kind() {
+            "finally_clause" => return true,
+            "method_declaration" | "constructor_declaration" | "function_definition" => {
+                return false;
+            }
+            _ => ancestor = current.parent(),
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

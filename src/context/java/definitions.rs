@@ -10,7 +10,7 @@ use tree_sitter::Node;
 use super::annotations::read_annotations;
 use crate::context::ContextKind;
 use crate::context::syntax::{
-    Kinds, child_of_kind, contains, last_segment, named_children, preorder, text,
+    Kinds, child_of_kind, contains, in_cleanup, last_segment, named_children, preorder, text,
 };
 use crate::extract::TestMethod;
 
@@ -66,6 +66,8 @@ pub(super) struct Call<'s> {
     pub(super) at: usize,
     pub(super) name: &'s str,
     pub(super) receiver: Receiver<'s>,
+    /// The call is in a `finally` block.
+    pub(super) cleanup: bool,
     /// The innermost class around the call.
     pub(super) class: Option<usize>,
 }
@@ -141,6 +143,7 @@ impl<'s> JavaFile<'s> {
                         at: name.start_byte(),
                         name: text(source, name),
                         receiver,
+                        cleanup: in_cleanup(node),
                         class: open.last().copied(),
                     });
                 }
@@ -160,6 +163,7 @@ impl<'s> JavaFile<'s> {
                             at: name.start_byte(),
                             name: text(source, *name),
                             receiver,
+                            cleanup: in_cleanup(node),
                             class: open.last().copied(),
                         });
                     }

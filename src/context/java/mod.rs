@@ -13,7 +13,7 @@ use rustc_hash::FxHashSet as HashSet;
 use self::definitions::{JavaFile, Member, MemberKind, ParameterSource, Receiver};
 use super::graph::{Graph, Step, breadth_first, within};
 use super::syntax::{contains, last_segment};
-use super::{ContextKind, ContextUnit, SourceFile};
+use super::{Anchor, ContextKind, ContextUnit, SourceFile};
 use crate::extract::TestMethod;
 
 /// A Java file read once, ready to resolve any of its tests.
@@ -56,6 +56,7 @@ impl<'s> JavaFile<'s> {
                     roots.push(Step {
                         key: factory,
                         kind: ContextKind::ParameterSource,
+                        anchor: None,
                     });
                 }
             }
@@ -83,7 +84,11 @@ impl<'s> JavaFile<'s> {
                         MemberKind::Constructor => ContextKind::SetUp,
                         MemberKind::Field => ContextKind::Field,
                     };
-                    roots.push(Step { key: index, kind });
+                    roots.push(Step {
+                        key: index,
+                        kind,
+                        anchor: None,
+                    });
                 }
             }
             around = self.classes[class].outer;
@@ -142,9 +147,14 @@ impl<'s> JavaFile<'s> {
                     None => Vec::new(),
                 },
             };
+            let anchor = Some(Anchor {
+                at: call.at,
+                cleanup: call.cleanup,
+            });
             found.extend(methods.into_iter().map(|key| Step {
                 key,
                 kind: ContextKind::Helper,
+                anchor,
             }));
         }
     }

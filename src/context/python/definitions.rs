@@ -7,7 +7,9 @@ use rustc_hash::FxHashMap as HashMap;
 use tree_sitter::Node;
 
 use super::pytest::{self, Fixture, Marks};
-use crate::context::syntax::{Kinds, contains, last_segment, named_children, preorder, text};
+use crate::context::syntax::{
+    Kinds, contains, in_cleanup, last_segment, named_children, preorder, text,
+};
 
 /// A function or method defined at module or class level.
 pub(super) struct Function<'s> {
@@ -53,6 +55,8 @@ pub(super) struct Call<'s> {
     pub(super) at: usize,
     pub(super) name: &'s str,
     pub(super) receiver: Receiver<'s>,
+    /// The call is in a `finally` block.
+    pub(super) cleanup: bool,
     pub(super) class: Option<usize>,
 }
 
@@ -313,6 +317,7 @@ impl<'s> PythonFile<'s> {
                         at: name.start_byte(),
                         name: text(source, name),
                         receiver,
+                        cleanup: in_cleanup(node),
                         class: open.last().copied(),
                     });
                 }

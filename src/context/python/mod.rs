@@ -14,7 +14,7 @@ use self::definitions::{Item, PythonFile, Receiver};
 use self::pytest::Level;
 use super::graph::{Graph, Step, breadth_first, within};
 use super::syntax::contains;
-use super::{ContextKind, ContextUnit, SourceFile};
+use super::{Anchor, ContextKind, ContextUnit, SourceFile};
 use crate::extract::TestMethod;
 
 /// Module-level functions that run around every test function, not methods (pytest).
@@ -117,6 +117,7 @@ impl<'a, 's> TestScope<'a, 's> {
             roots.extend(own.module_functions.get(name).map(|&index| Step {
                 key: (0, Item::Function(index)),
                 kind,
+                anchor: None,
             }));
         }
         if let Some(class) = self.class {
@@ -124,6 +125,7 @@ impl<'a, 's> TestScope<'a, 's> {
                 roots.extend(own.method(own.mro(class), name).map(|index| Step {
                     key: (0, Item::Function(index)),
                     kind,
+                    anchor: None,
                 }));
             }
         }
@@ -155,6 +157,7 @@ impl<'a, 's> TestScope<'a, 's> {
                 roots.extend(own.parameter_source(name).map(|item| Step {
                     key: (0, item),
                     kind: ContextKind::ParameterSource,
+                    anchor: None,
                 }));
             }
             parametrized.extend(&marks.parametrized);
@@ -191,6 +194,7 @@ impl<'a, 's> TestScope<'a, 's> {
         (!shared).then_some(Step {
             key: (file, Item::Function(function)),
             kind: ContextKind::Fixture,
+            anchor: None,
         })
     }
 
@@ -213,9 +217,14 @@ impl<'a, 's> TestScope<'a, 's> {
                     .get(class_name)
                     .and_then(|&class| python.method(python.mro(class), call.name)),
             };
+            let anchor = Some(Anchor {
+                at: call.at,
+                cleanup: call.cleanup,
+            });
             found.extend(function.map(|function| Step {
                 key: (file, Item::Function(function)),
                 kind: ContextKind::Helper,
+                anchor,
             }));
         }
     }
@@ -286,6 +295,7 @@ impl Graph for TestScope<'_, '_> {
             found.extend(python.parameter_source(name).map(|item| Step {
                 key: (file, item),
                 kind: ContextKind::ParameterSource,
+                anchor: None,
             }));
         }
     }

@@ -13,7 +13,7 @@ use std::ops::Range;
 use self::definitions::RustFile;
 use super::graph::{Graph, Step, breadth_first, within};
 use super::syntax::contains;
-use super::{ContextKind, ContextUnit, SourceFile};
+use super::{Anchor, ContextKind, ContextUnit, SourceFile};
 use crate::extract::TestMethod;
 
 /// A Rust file read once, ready to resolve any of its tests.
@@ -70,6 +70,7 @@ impl RustFile<'_> {
             .map(|key| Step {
                 key,
                 kind: ContextKind::Fixture,
+                anchor: None,
             })
             .next()
     }
@@ -82,9 +83,14 @@ impl RustFile<'_> {
             } else {
                 self.resolve_path(&call.path, call.module, call.owner)
             };
+            let anchor = Some(Anchor {
+                at: call.at,
+                cleanup: false,
+            });
             found.extend(called.into_iter().map(|key| Step {
                 key,
                 kind: ContextKind::Helper,
+                anchor,
             }));
         }
     }
