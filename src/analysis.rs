@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::category::Category;
 use crate::context;
 use crate::extract::{self, TestMethod};
 use crate::index::Index;
@@ -47,18 +46,34 @@ pub enum Severity {
     Warning,
 }
 
-/// The hint at a fix for a judged test, one wording everywhere: the fix of its strongest signal,
-/// else its category's, else general advice, each phrased for `language`'s tests.
-pub fn hint(
-    language: Language,
-    category: Option<Category>,
-    signals: &[signals::SignalHit],
-) -> &'static str {
-    signals
+/// The hint at a fix for a judged test, one wording everywhere, phrased for `language`'s tests:
+/// the fix of its first mechanism, else of its strongest signal, else of its category; for a test
+/// judged by its neighbours alone, the known flaky test it resembles; else general advice.
+pub fn hint(language: Language, prediction: &Prediction) -> String {
+    if let Some(fix) = prediction
+        .mechanisms
+        .first()
+        .and_then(|mechanism| signals::mechanism_fix(language, mechanism.id))
+    {
+        return fix.to_string();
+    }
+    if let Some(fix) = prediction
+        .signals
         .first()
         .and_then(|hit| signals::fix(language, hit.id))
-        .or_else(|| category.map(|category| category.fix_hint(Some(language))))
-        .unwrap_or(GENERAL_HINT)
+    {
+        return fix.to_string();
+    }
+    if let Some(category) = prediction.category {
+        return category.fix_hint(Some(language)).to_string();
+    }
+    match prediction.neighbors.iter().find(|neighbor| neighbor.flaky) {
+        Some(twin) => format!(
+            "It resembles `{}` ({}), a test known to be flaky: read what made that one flaky, and confirm this one by running it many times (`flakesense confirm --test ...`).",
+            twin.id, twin.project
+        ),
+        None => GENERAL_HINT.to_string(),
+    }
 }
 
 /// The hint for a test whose flakiness has no known cause.
@@ -230,6 +245,8 @@ pub fn signals_in_context(
         scan: &file.scan,
         range: test.range.clone(),
         place: Place::Test,
+        called_at: None,
+        cleanup: false,
     }];
     for unit in units {
         let (scan, path) = match unit.file.and_then(|index| conftests.get(index)) {
@@ -244,6 +261,8 @@ pub fn signals_in_context(
                 name: unit.name.clone(),
                 path,
             },
+            called_at: unit.anchor.map(|anchor| anchor.at),
+            cleanup: unit.anchor.is_some_and(|anchor| anchor.cleanup),
         });
     }
     let mut signals = signals::detect_regions(file.language, &regions);

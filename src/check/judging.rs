@@ -188,6 +188,7 @@ pub(super) fn judge_file(
         .filter(|report| !report.test.ignored && report.prediction.score > settings.sigma)
         .map(|report| {
             let prediction = report.prediction;
+            let hint = crate::analysis::hint(file.language, &prediction);
             Finding {
                 path: target.relative.clone(),
                 display_path: target.display.clone(),
@@ -203,10 +204,12 @@ pub(super) fn judge_file(
                     Severity::Information
                 },
                 category: prediction.category,
+                mechanisms: prediction.mechanisms,
                 signals: prediction.signals,
                 shared_tokens: prediction.shared_tokens,
                 neighbors: prediction.neighbors,
                 examples: prediction.examples,
+                hint,
             }
         })
         .collect();

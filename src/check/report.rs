@@ -4,7 +4,7 @@ use crate::analysis::Severity;
 use crate::category::Category;
 use crate::language::Language;
 use crate::predict::Neighbor;
-use crate::signals::SignalHit;
+use crate::signals::{MechanismHit, SignalHit};
 
 /// The settings a check ran with.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +47,8 @@ pub struct Finding {
     pub score: f64,
     pub severity: Severity,
     pub category: Option<Category>,
+    /// The whole mechanisms a warning rests on, with their parts and lines.
+    pub mechanisms: Vec<MechanismHit>,
     /// Catalogue signals that speak for flakiness, strongest first, with the line of each.
     pub signals: Vec<SignalHit>,
     /// Tokens shared with the flaky neighbours, most telling first.
@@ -56,6 +58,8 @@ pub struct Finding {
     /// The nearest known flaky tests with the strongest signal's risk (see
     /// [`crate::predict::Prediction::examples`]).
     pub examples: Vec<Neighbor>,
+    /// The hint at a fix ([`crate::analysis::hint`]).
+    pub hint: String,
 }
 
 /// A one-based line and column; columns counted both in characters (terminals, JSON, GitHub)

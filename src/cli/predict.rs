@@ -61,10 +61,20 @@ struct TestVerdict {
     category: Option<Category>,
     /// The hint at a fix, for a test that is likely flaky.
     #[serde(skip_serializing_if = "Option::is_none")]
-    hint: Option<&'static str>,
+    hint: Option<String>,
+    /// The whole mechanisms found: what a warning rests on.
+    mechanisms: Vec<MechanismView>,
     signals: Vec<SignalView>,
     shared_tokens: Vec<String>,
     neighbors: Vec<NeighborView>,
+}
+
+#[derive(Debug, Serialize)]
+struct MechanismView {
+    id: &'static str,
+    category: Category,
+    message: &'static str,
+    evidence: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -188,9 +198,19 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                 score: prediction.score,
                 flaky: prediction.flaky,
                 category: prediction.category,
-                hint: prediction.flaky.then(|| {
-                    analysis::hint(file.language, prediction.category, &prediction.signals)
-                }),
+                hint: prediction
+                    .flaky
+                    .then(|| analysis::hint(file.language, &prediction)),
+                mechanisms: prediction
+                    .mechanisms
+                    .iter()
+                    .map(|mechanism| MechanismView {
+                        id: mechanism.id,
+                        category: mechanism.category,
+                        message: mechanism.message,
+                        evidence: mechanism.evidence(),
+                    })
+                    .collect(),
                 signals: prediction
                     .signals
                     .into_iter()
@@ -312,6 +332,14 @@ fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
             escape(&verdict.id),
             verdict.score
         )?;
+        for mechanism in &verdict.mechanisms {
+            writeln!(
+                out,
+                "    how it can fail: it {} ({})",
+                escape(&mechanism.evidence),
+                mechanism.category
+            )?;
+        }
         for signal in &verdict.signals {
             writeln!(
                 out,
@@ -340,7 +368,7 @@ fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
                 Category::bracketed(&neighbor.categories)
             )?;
         }
-        if let Some(hint) = verdict.hint {
+        if let Some(hint) = &verdict.hint {
             writeln!(out, "    hint: {hint}")?;
         }
     }

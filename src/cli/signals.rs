@@ -74,6 +74,7 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
                     Kind::Risk => "signal",
                     Kind::Mitigation => "mitigation",
                     Kind::Condition => "condition",
+                    Kind::Part => "part",
                 },
                 category: entry.category,
                 message: &entry.message,

@@ -377,6 +377,7 @@ fn take_snapshot(session: &Session, uri: &Uri) -> Option<Result<Snapshot, Skip>>
         }));
     }
     Some(Ok(Snapshot {
+        uri: uri.clone(),
         version: document.version,
         language: document.language,
         relative_path: document.relative_path.clone(),

@@ -136,7 +136,7 @@ fn actions_for_test(
                 SHOW_FIX_HINT,
                 vec![
                     json!(category.name()),
-                    json!(hint(current.language, Some(category), &prediction.signals)),
+                    json!(hint(current.language, prediction)),
                 ],
             ));
         }

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 use tower_lsp_server::ls_types::{
-    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString,
+    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
 };
 
 use crate::analysis::{Severity, similarity};
@@ -26,6 +26,7 @@ const SIGNALS_IN_MESSAGE: usize = 2;
 const SAME_CODE_DISTANCE: f64 = 1e-9;
 
 pub fn diagnostic(
+    document: &Uri,
     judged_test: &JudgedTest,
     severity: Severity,
     text_lines: TextLines<'_>,
@@ -34,13 +35,33 @@ pub fn diagnostic(
 ) -> Diagnostic {
     let test = &judged_test.test;
     let prediction = &judged_test.judged.prediction;
-    let related_information: Vec<DiagnosticRelatedInformation> = related
+    // Each part of a mechanism in the test's own file is a place the editor can jump to.
+    let parts = prediction
+        .mechanisms
         .iter()
-        .filter(|(_, neighbor)| neighbor.id != test.id)
-        .map(|(location, neighbor)| DiagnosticRelatedInformation {
-            location: location.clone(),
-            message: neighbor_line(neighbor),
+        .flat_map(|mechanism| &mechanism.parts)
+        .filter(|part| {
+            part.place
+                .context()
+                .is_none_or(|context| context.path.is_none())
         })
+        .map(|part| DiagnosticRelatedInformation {
+            location: Location {
+                uri: document.clone(),
+                range: text_lines.range(&part.range, encoding),
+            },
+            message: format!("{}: `{}`", part.role, part.text),
+        });
+    let related_information: Vec<DiagnosticRelatedInformation> = parts
+        .chain(
+            related
+                .iter()
+                .filter(|(_, neighbor)| neighbor.id != test.id)
+                .map(|(location, neighbor)| DiagnosticRelatedInformation {
+                    location: location.clone(),
+                    message: neighbor_line(neighbor),
+                }),
+        )
         .collect();
     Diagnostic {
         range: text_lines.range(&test.name_range, encoding),
@@ -70,6 +91,12 @@ pub fn message(test_id: &str, prediction: &Prediction) -> String {
         Some(category) => format!("likely flaky ({:.2}, {category})", prediction.score),
         None => format!("likely flaky ({:.2}, cause unknown)", prediction.score),
     };
+    // A mechanism says how the test can fail: that is the message, whole.
+    if let Some(mechanism) = prediction.mechanisms.first() {
+        message.push_str(": it ");
+        message.push_str(&mechanism.evidence());
+        return message;
+    }
     let signals: Vec<String> = prediction
         .signals
         .iter()
@@ -278,6 +305,7 @@ mod tests {
                 "latch".into(),
             ],
             signals: Vec::new(),
+            mechanisms: Vec::new(),
             prior_score: None,
             neighbor_weight: 1.0,
         }

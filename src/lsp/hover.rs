@@ -52,6 +52,14 @@ pub fn markdown(judged_test: &JudgedTest) -> String {
         let _ = write!(text, ", likely category `{category}`");
     }
     text.push_str("\n\n");
+    for mechanism in &prediction.mechanisms {
+        let _ = writeln!(
+            text,
+            "How it can fail ({}): it {}.\n",
+            mechanism.category,
+            mechanism.evidence()
+        );
+    }
     if !prediction.signals.is_empty() {
         text.push_str("Flakiness signals in this test and what it runs:\n\n");
         for hit in &prediction.signals {
@@ -113,11 +121,7 @@ pub fn markdown(judged_test: &JudgedTest) -> String {
         );
     }
     if judged_test.severity.is_some() {
-        let hint = hint(
-            judged_test.test.language,
-            prediction.category,
-            &prediction.signals,
-        );
+        let hint = hint(judged_test.test.language, prediction);
         let _ = write!(text, "\n{hint}\n");
     }
     text

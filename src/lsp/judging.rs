@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use tower_lsp_server::ls_types::{Diagnostic, Location};
+use tower_lsp_server::ls_types::{Diagnostic, Location, Uri};
 
 use crate::analysis::{self, Models, Severity, Thresholds};
 use crate::extract::{self, TestMethod};
@@ -77,6 +77,8 @@ type CacheKey = (String, Vec<&'static str>);
 
 /// A document as it was when its analysis started.
 pub struct Snapshot {
+    /// The document, which the evidence of its diagnostics points into.
+    pub uri: Uri,
     pub version: i32,
     pub language: Language,
     pub relative_path: String,
@@ -276,6 +278,7 @@ pub fn judge(session: &Session, read: Read, context: &Context) -> Outcome {
                 .related
                 .get_or_init(|| locator.locate_all(&judged_test.judged.prediction.neighbors));
             Some(diagnostics::diagnostic(
+                &snapshot.uri,
                 judged_test,
                 severity,
                 text_lines,
@@ -310,11 +313,19 @@ fn moved(judged: &Arc<Judged>, signals: &Signals) -> Arc<Judged> {
         .iter()
         .filter_map(|old| signals.risks.iter().find(|hit| hit.id == old.id).cloned())
         .collect();
-    if evidence == judged.prediction.signals {
+    // The cache keys on the test's code and context, so the mechanisms found now are those of
+    // the cached judgement at their new lines.
+    let mechanisms = if judged.prediction.mechanisms.is_empty() {
+        Vec::new()
+    } else {
+        signals.mechanisms.clone()
+    };
+    if evidence == judged.prediction.signals && mechanisms == judged.prediction.mechanisms {
         return Arc::clone(judged);
     }
     Arc::new(Judged::new(Prediction {
         signals: evidence,
+        mechanisms,
         ..judged.prediction.clone()
     }))
 }

@@ -12,11 +12,14 @@ use crate::embed::{TokenBag, Tokenizer};
 use crate::index::{Index, Label, Origin, Query};
 use crate::language::Language;
 use crate::prevalence::Prevalence;
-use crate::signals::{SignalHit, Signals};
+use crate::signals::{MechanismHit, SignalHit, Signals};
 
 mod vote;
 
-pub use vote::{Ballot, PRIOR_STRENGTH, PriorOpinion, VOTE_HORIZON, Vote, prior_opinion, vote};
+pub use vote::{
+    Ballot, MECHANISM_FLOOR, PARTS_CEILING, PRIOR_STRENGTH, PriorOpinion, VOTE_HORIZON, Vote,
+    prior_opinion, vote,
+};
 
 /// How many neighbours vote and where the line between flaky and not flaky lies.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,6 +74,9 @@ pub struct Prediction {
     pub shared_tokens: Vec<String>,
     /// Signals of the catalogue that speak for flakiness, strongest first (with a shipped model).
     pub signals: Vec<SignalHit>,
+    /// The whole mechanisms found in the test and what it runs: what a warning rests on (with a
+    /// shipped model), in catalogue order.
+    pub mechanisms: Vec<MechanismHit>,
     /// The signal prior's own score, when a model has a prior for this language.
     pub prior_score: Option<f64>,
     /// The weight the neighbours had in the vote; with a prior, 0 means the signals decided alone.
@@ -150,6 +156,11 @@ pub fn predict(
         examples,
         shared_tokens,
         signals: evidence,
+        mechanisms: if prior.is_some() {
+            signals.mechanisms.clone()
+        } else {
+            Vec::new()
+        },
         prior_score: opinion.map(|opinion| opinion.score),
         neighbor_weight: outcome.neighbor_weight,
     }

@@ -19,6 +19,15 @@ pub const VOTE_HORIZON: f64 = 0.25;
 /// With a signal prior, the prior weighs as much as this much neighbour weight (1/D - 1/H summed).
 pub const PRIOR_STRENGTH: f64 = 10.0;
 
+/// The prior's score of a test with a whole mechanism lies between these two, the lower the default
+/// warning threshold: a warning needs a way for the test to fail ([`crate::signals::mechanism`]),
+/// and the prior's own score ranks the warned tests.
+pub const MECHANISM_FLOOR: f64 = 0.95;
+pub const MECHANISM_CEILING: f64 = 0.99;
+/// The prior's score of a test without a mechanism stays at or below this: its parts (a sleep, a
+/// thread, a clock read) are information, never a warning by themselves.
+pub const PARTS_CEILING: f64 = 0.9;
+
 /// A neighbour's part in the vote.
 #[derive(Debug, Clone, Copy)]
 pub struct Ballot<'a> {
@@ -161,8 +170,6 @@ pub fn prior_opinion(
                 && other.text.contains(hit.text.as_str())
         })
     });
-    // The cause is the strongest evidence's category.
-    let category = evidence.first().map(|hit| hit.category);
     let mut score = prior.score(signals, prevalence);
     if evidence.is_empty() {
         // A warning names its evidence: with no risk speaking for flakiness (a mitigation the
@@ -170,6 +177,18 @@ pub fn prior_opinion(
         // a test with no signal at all.
         score = score.min(prior.score(&Signals::default(), prevalence));
     }
+    // A warning needs a whole mechanism: with one, the prior's score only ranks the test among
+    // the warned; without one, its parts are at most information.
+    let (score, category) = match signals.mechanisms.first() {
+        Some(mechanism) => (
+            MECHANISM_FLOOR + (MECHANISM_CEILING - MECHANISM_FLOOR) * score.clamp(0.0, 1.0),
+            Some(mechanism.category),
+        ),
+        None => (
+            score.min(PARTS_CEILING),
+            evidence.first().map(|hit| hit.category),
+        ),
+    };
     let opinion = PriorOpinion { score, category };
     (opinion, evidence)
 }

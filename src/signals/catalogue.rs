@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde::Deserialize;
 
+use super::mechanism::{Mechanism, MechanismEntry, Roles};
 use super::query::Query;
 use crate::category::Category;
 use crate::language::Language;
@@ -22,6 +23,9 @@ pub enum Kind {
     /// A condition (random draws): neither evidence nor a feature, only what a risk that
     /// `requires` it needs to count.
     Condition,
+    /// A part of a mechanism (an assertion, a join, a thread started): neither evidence nor a
+    /// feature alone, only what a [`MechanismEntry`] is made of.
+    Part,
 }
 
 /// One signal of the catalogue, as written in its TOML file.
@@ -37,9 +41,11 @@ pub struct Entry {
     pub message: String,
     /// What it matches.
     pub what: String,
-    /// Why it makes tests flaky, with the study behind it.
+    /// Why it makes tests flaky, with the study behind it (empty for a part).
+    #[serde(default)]
     pub why: String,
-    /// How to fix it (risks) or why it helps (mitigations).
+    /// How to fix it (risks) or why it helps (mitigations); empty for a part.
+    #[serde(default)]
     pub fix: String,
     /// The query, in tree-sitter's query language (see [`super::query`] for the subset). It
     /// must capture the reported node as `@hit`; the captures named in [`crate::signals`]
@@ -62,6 +68,10 @@ pub struct Entry {
     /// for up to the nearest enclosing lambda or closure, whose body runs when it is called.
     #[serde(default)]
     pub not_inside: Vec<String>,
+    /// Node kinds the hit must be inside, looked for the same way as [`Entry::not_inside`]: a
+    /// sleep inside a loop polls a condition.
+    #[serde(default)]
+    pub inside: Vec<String>,
     /// A regular expression on the names of calls the hit must not be an argument of (a URL
     /// compared in an assertion is not fetched); a lambda given to such a call still runs
     /// (`assertThrows(E.class, () -> new ServerSocket(8080))` binds a port).
@@ -140,6 +150,10 @@ struct File {
     mitigation: Vec<Entry>,
     #[serde(default)]
     condition: Vec<Entry>,
+    #[serde(default)]
+    part: Vec<Entry>,
+    #[serde(default)]
+    mechanism: Vec<MechanismEntry>,
 }
 
 fn category<'de, D: serde::Deserializer<'de>>(
@@ -163,6 +177,10 @@ pub struct Catalogue {
     pub facts: Query,
     /// The fact of each pattern of `facts`.
     pub pattern_fact: Vec<Fact>,
+    /// The mechanisms, each with the entries it is made of.
+    pub mechanisms: Vec<Mechanism>,
+    /// Per entry: whether some mechanism names it.
+    pub in_mechanism: Vec<bool>,
 }
 
 pub(crate) fn source_of(language: Language) -> &'static str {
@@ -197,6 +215,7 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
         (Kind::Risk, file.signal),
         (Kind::Mitigation, file.mitigation),
         (Kind::Condition, file.condition),
+        (Kind::Part, file.part),
     ] {
         for mut entry in list {
             entry.kind = Some(kind);
@@ -317,6 +336,7 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
         }
         pattern_fact.push(fact);
     }
+    let (mechanisms, in_mechanism) = compile_mechanisms(&where_, &entries, file.mechanism)?;
     Ok(Catalogue {
         language,
         entries,
@@ -324,7 +344,52 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
         pattern_entry,
         facts,
         pattern_fact,
+        mechanisms,
+        in_mechanism,
     })
+}
+
+/// Resolves each mechanism's parts to the entries they name, checking that each exists, that
+/// the shape has what it needs, and that no id is used twice.
+fn compile_mechanisms(
+    where_: &str,
+    entries: &[Entry],
+    written: Vec<MechanismEntry>,
+) -> Result<(Vec<Mechanism>, Vec<bool>), String> {
+    let mut in_mechanism = vec![false; entries.len()];
+    let mut mechanisms: Vec<Mechanism> = Vec::new();
+    for entry in written {
+        entry
+            .check_shape()
+            .map_err(|error| format!("{where_}: {error}"))?;
+        if entries.iter().any(|other| other.id == entry.id)
+            || mechanisms.iter().any(|other| other.entry.id == entry.id)
+        {
+            return Err(format!("{where_}: the id {} is used twice", entry.id));
+        }
+        let mut roles = Roles::default();
+        for (field, id) in entry.named_ids() {
+            let Some(index) = entries.iter().position(|other| other.id == id) else {
+                return Err(format!(
+                    "{where_}: {}: `{field}` names {id:?}, which is no entry",
+                    entry.id
+                ));
+            };
+            in_mechanism[index] = true;
+            let list = match field {
+                "start" => &mut roles.start,
+                "wait" => &mut roles.wait,
+                "check" => &mut roles.check,
+                "write" => &mut roles.write,
+                "restore" => &mut roles.restore,
+                "cures" => &mut roles.cures,
+                _ => &mut roles.unless,
+            };
+            list.push(index);
+        }
+        mechanisms.push(Mechanism { entry, roles });
+    }
+    Ok((mechanisms, in_mechanism))
 }
 
 impl Catalogue {

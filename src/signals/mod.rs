@@ -22,10 +22,19 @@
 //!   function (a pytest fixture such as pytest-django's `settings` undoes what is set on it);
 //! - `@hash-receiver`: the object a call is made on, which must hold a hash-ordered collection;
 //! - `@program`: the program a command starts, which must not be the crate's own binary
-//!   (`env!("CARGO_BIN_EXE_app")`, `cargo_bin!("app")`, or a name bound to one).
+//!   (`env!("CARGO_BIN_EXE_app")`, `cargo_bin!("app")`, or a name bound to one);
+//! - `@elapsed`: the difference of two readings of a clock (or a name bound to one), whose unit
+//!   a bare `@bound` is read in;
+//! - `@bound`: an upper bound on it, kept as the hit's duration, within the entry's `max-ms`;
+//! - `@remote`: where a connection goes, which must name a host outside the machine;
+//! - `@shared`: a Python container bound at the top of the module or in a class body;
+//! - `@unbound`: a name neither bound in the file nor a parameter (a module, a class);
+//! - `@places`: unittest's `places=N`, a tolerance of half a unit of the N-th decimal second;
+//! - `@names` and `@key`: what a mechanism links parts by ([`scan::traits`]).
 
 pub mod catalogue;
 pub mod layout;
+pub mod mechanism;
 mod placement;
 mod query;
 mod rescan;
@@ -37,6 +46,7 @@ mod values;
 use std::ops::Range;
 
 pub use catalogue::{Catalogue, Kind, catalogue};
+pub use mechanism::{MechanismHit, PartHit};
 pub use rescan::{Splice, rescan};
 pub use scan::{FileScan, Hit, scan};
 
@@ -58,7 +68,7 @@ use crate::category::Category;
 use crate::language::Language;
 
 /// The captures a catalogue query may use besides those starting with `_`.
-pub const CAPTURES: [&str; 12] = [
+pub const CAPTURES: [&str; 20] = [
     "hit",
     "duration",
     "duration.ms",
@@ -71,6 +81,14 @@ pub const CAPTURES: [&str; 12] = [
     "owner",
     "hash-receiver",
     "program",
+    "names",
+    "key",
+    "elapsed",
+    "bound",
+    "remote",
+    "shared",
+    "unbound",
+    "places",
 ];
 
 /// Where a signal was found: in the test's own code, or in what it runs.
@@ -133,7 +151,14 @@ impl SignalHit {
 
     /// What the hit's place is, for machine-readable output: `None` for the test's own code.
     pub fn context(&self) -> Option<SignalContext<'_>> {
-        match &self.place {
+        self.place.context()
+    }
+}
+
+impl Place {
+    /// The place as machine-readable output names it: `None` for the test's own code.
+    pub fn context(&self) -> Option<SignalContext<'_>> {
+        match self {
             Place::Test => None,
             Place::Context { kind, name, path } => Some(SignalContext {
                 kind,
@@ -165,6 +190,8 @@ pub struct Signals {
     pub conditions: Vec<&'static str>,
     /// The [`SIZE_FEATURES`] the test's own code reaches.
     pub size: Vec<&'static str>,
+    /// The whole mechanisms found: what a warning rests on ([`mechanism`]).
+    pub mechanisms: Vec<MechanismHit>,
 }
 
 /// Features of a test's length: its own code has at least this many non-blank lines. Flaky tests
@@ -205,6 +232,11 @@ pub struct Region<'a> {
     pub range: Range<usize>,
     /// `Place::Test` for the test's own code.
     pub place: Place,
+    /// For a helper: the byte offset of the call in the test that runs it, so that what it does
+    /// is put where the test does it.
+    pub called_at: Option<usize>,
+    /// The region runs as clean-up: a helper called from a `finally` block.
+    pub cleanup: bool,
 }
 
 /// What the catalogue finds in a test (the first region) and what it runs (the others,
@@ -223,7 +255,7 @@ pub fn detect_regions(language: Language, regions: &[Region<'_>]) -> Signals {
     // condition it `requires` is somewhere.
     for (_, entry, _) in hits() {
         let found = match entry.kind() {
-            Kind::Risk => continue,
+            Kind::Risk | Kind::Part => continue,
             Kind::Mitigation => &mut signals.mitigations,
             Kind::Condition => &mut signals.conditions,
         };
@@ -256,6 +288,7 @@ pub fn detect_regions(language: Language, regions: &[Region<'_>]) -> Signals {
             setting: entry.setting,
         });
     }
+    signals.mechanisms = mechanism::find(catalogue, regions);
     // Catalogue order, so features and evidence do not depend on where in the code a hit is.
     let position = |id: &str| catalogue.entries.iter().position(|entry| entry.id == id);
     signals.risks.sort_by_key(|hit| position(hit.id));
@@ -289,6 +322,8 @@ pub fn detect(language: Language, code: &str) -> Signals {
                     scan: &scanned,
                     range: start..start + code.len(),
                     place: Place::Test,
+                    called_at: None,
+                    cleanup: false,
                 }],
             )
         }
@@ -298,6 +333,14 @@ pub fn detect(language: Language, code: &str) -> Signals {
     let shift = u32::from(start > 0);
     for hit in &mut signals.risks {
         hit.line = hit.line.saturating_sub(shift).max(1);
+    }
+    for part in signals
+        .mechanisms
+        .iter_mut()
+        .flat_map(|mechanism| &mut mechanism.parts)
+    {
+        part.line = part.line.saturating_sub(shift).max(1);
+        part.range = part.range.start.saturating_sub(start)..part.range.end.saturating_sub(start);
     }
     signals.size = size_features(code);
     signals
@@ -334,6 +377,15 @@ pub fn fix(language: Language, id: &str) -> Option<&'static str> {
         .entry(id)
         .map(|entry| entry.fix.as_str())
         .filter(|fix| !fix.is_empty())
+}
+
+/// The fix a language's mechanism suggests, by id.
+pub fn mechanism_fix(language: Language, id: &str) -> Option<&'static str> {
+    catalogue(language)
+        .mechanisms
+        .iter()
+        .find(|mechanism| mechanism.entry.id == id)
+        .map(|mechanism| mechanism.entry.fix.as_str())
 }
 
 /// The message of a language's entry, by id: what evidence shows for a feature.

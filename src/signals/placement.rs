@@ -220,3 +220,72 @@ pub(super) fn call_name<'a>(node: Node<'_>, text: &'a str) -> Option<&'a str> {
         values::last_name(last, text)
     })
 }
+
+/// Whether a name (or `self.name`, `cls.name`) holds a container shared by every test of the
+/// process: a list, dict or set (literal or built) bound at the top of the module or in a class
+/// body, where each test that changes it leaves the change to the next.
+pub(super) fn is_shared_container(node: Node<'_>, text: &str) -> bool {
+    let Some(name) = values::last_name(node, text) else {
+        return false;
+    };
+    let through_self = node.kind() == "attribute"
+        && node
+            .child_by_field_name("object")
+            .is_some_and(|object| matches!(text_of(object, text), "self" | "cls"));
+    if node.kind() != "identifier" && !through_self {
+        return false;
+    }
+    let mut ancestor = node.parent();
+    while let Some(scope) = ancestor {
+        let body = match scope.kind() {
+            "module" => Some(scope),
+            "class_definition" => scope.child_by_field_name("body"),
+            _ => None,
+        };
+        if let Some(body) = body
+            && binds_container(body, name, text)
+        {
+            return true;
+        }
+        ancestor = scope.parent();
+    }
+    false
+}
+
+/// Whether a module or class body binds `name` to a container at its top level.
+fn binds_container(body: Node<'_>, name: &str, text: &str) -> bool {
+    let mut cursor = body.walk();
+    body.named_children(&mut cursor).any(|statement| {
+        let Some(assignment) = statement
+            .named_child(0)
+            .filter(|_| statement.kind() == "expression_statement")
+            .filter(|child| child.kind() == "assignment")
+        else {
+            return false;
+        };
+        let (Some(left), Some(right)) = (
+            assignment.child_by_field_name("left"),
+            assignment.child_by_field_name("right"),
+        ) else {
+            return false;
+        };
+        left.kind() == "identifier"
+            && text_of(left, text) == name
+            && (matches!(right.kind(), "list" | "dictionary" | "set")
+                || (right.kind() == "call"
+                    && right
+                        .child_by_field_name("function")
+                        .is_some_and(|function| {
+                            matches!(
+                                text_of(function, text),
+                                "list"
+                                    | "dict"
+                                    | "set"
+                                    | "defaultdict"
+                                    | "OrderedDict"
+                                    | "Counter"
+                                    | "deque"
+                            )
+                        })))
+    })
+}

@@ -10,6 +10,24 @@ fn found(language: Language, code: &str) -> Vec<&'static str> {
         .map(|hit| hit.id)
         .chain(signals.mitigations.iter().copied())
         .chain(signals.conditions.iter().copied())
+        .chain(signals.mechanisms.iter().map(|mechanism| mechanism.id))
+        .chain(parts_found(language, code))
+        .collect()
+}
+
+/// The parts of mechanisms matched in a test's code: they are not signals, so `detect` keeps
+/// none of them.
+fn parts_found(language: Language, code: &str) -> Vec<&'static str> {
+    let (file, start) = snippet_file(language, code);
+    let Some(tree) = crate::extract::parse(language, &file, None) else {
+        return Vec::new();
+    };
+    let catalogue = catalogue(language);
+    scan(language, &file, &tree)
+        .within(start..start + code.len())
+        .map(|hit| &catalogue.entries[hit.entry])
+        .filter(|entry| entry.kind() == Kind::Part)
+        .map(|entry| entry.id.as_str())
         .collect()
 }
 
@@ -45,6 +63,33 @@ fn every_example_of_every_entry_holds() {
             }
         }
     }
+    for language in Language::ALL {
+        for mechanism in &catalogue(language).mechanisms {
+            let entry = &mechanism.entry;
+            if entry.matches.is_empty() || entry.ignores.is_empty() {
+                failures.push(format!(
+                    "{language} {}: needs examples that match and that do not",
+                    entry.id
+                ));
+            }
+            let has = |code: &str| {
+                detect(language, code)
+                    .mechanisms
+                    .iter()
+                    .any(|found| found.id == entry.id)
+            };
+            for code in &entry.matches {
+                if !has(code) {
+                    failures.push(format!("{language} {} does not match:\n{code}", entry.id));
+                }
+            }
+            for code in &entry.ignores {
+                if has(code) {
+                    failures.push(format!("{language} {} matches:\n{code}", entry.id));
+                }
+            }
+        }
+    }
     assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
 }
 
@@ -52,11 +97,31 @@ fn every_example_of_every_entry_holds() {
 fn every_entry_is_documented() {
     for language in Language::ALL {
         for entry in &catalogue(language).entries {
+            let fields = if entry.kind() == Kind::Part { 2 } else { 4 };
             for (field, text) in [
                 ("message", &entry.message),
                 ("what", &entry.what),
                 ("why", &entry.why),
                 ("fix", &entry.fix),
+            ]
+            .into_iter()
+            .take(fields)
+            {
+                assert!(
+                    !text.trim().is_empty(),
+                    "{language} {}: empty {field}",
+                    entry.id
+                );
+            }
+        }
+        for mechanism in &catalogue(language).mechanisms {
+            let entry = &mechanism.entry;
+            for (field, text) in [
+                ("message", &entry.message),
+                ("what", &entry.what),
+                ("why", &entry.why),
+                ("fix", &entry.fix),
+                ("evidence", &entry.evidence),
             ] {
                 assert!(
                     !text.trim().is_empty(),
@@ -172,6 +237,8 @@ fn hits_in_context_become_context_features() {
                 scan: &scanned,
                 range: test,
                 place: Place::Test,
+                called_at: None,
+                cleanup: false,
             },
             Region {
                 scan: &scanned,
@@ -181,6 +248,8 @@ fn hits_in_context_become_context_features() {
                     name: "setUp".to_string(),
                     path: None,
                 },
+                called_at: None,
+                cleanup: false,
             },
         ],
     );
@@ -203,6 +272,8 @@ fn a_mitigation_in_what_the_test_runs_cancels_the_risks_that_name_it() {
         scan: &scanned,
         range: test,
         place: Place::Test,
+        called_at: None,
+        cleanup: false,
     };
     let alone = detect_regions(Language::Python, std::slice::from_ref(&test_region));
     assert_eq!(alone.features(), ["randomness"]);
@@ -218,6 +289,8 @@ fn a_mitigation_in_what_the_test_runs_cancels_the_risks_that_name_it() {
                     name: "seeded".to_string(),
                     path: None,
                 },
+                called_at: None,
+                cleanup: false,
             },
         ],
     );

@@ -53,6 +53,13 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
             verdict(finding.category),
             palette.bold(&format!("{:.2}", finding.score)),
         )?;
+        for mechanism in &finding.mechanisms {
+            writeln!(
+                out,
+                "  how it can fail: it {}",
+                escape(&mechanism.evidence())
+            )?;
+        }
         for hit in finding.signals.iter().take(SIGNALS_SHOWN) {
             writeln!(out, "  signal: {}", escape(&hit.evidence()))?;
         }

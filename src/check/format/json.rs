@@ -54,7 +54,10 @@ struct FindingView<'a> {
     score: f64,
     severity: Severity,
     category: Option<Category>,
-    hint: &'static str,
+    hint: &'a str,
+    /// The whole mechanisms a warning rests on (added in 0.1.0's second round; older readers
+    /// ignore it).
+    mechanisms: Vec<MechanismView<'a>>,
     signals: Vec<SignalView<'a>>,
     shared_tokens: &'a [String],
     neighbors: Vec<NeighborView<'a>>,
@@ -161,6 +164,27 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// A mechanism: what it is, the sentence that tells it, and its parts with their lines.
+#[derive(Serialize)]
+struct MechanismView<'a> {
+    id: &'a str,
+    category: Category,
+    message: &'a str,
+    evidence: String,
+    parts: Vec<PartView<'a>>,
+}
+
+#[derive(Serialize)]
+struct PartView<'a> {
+    /// `start`, `wait`, `check`, `write`.
+    role: &'a str,
+    id: &'a str,
+    text: &'a str,
+    line: u32,
+    /// Where in what the test runs, when not in the test's own code.
+    context: Option<SignalContext<'a>>,
+}
+
 fn finding_view(finding: &Finding) -> FindingView<'_> {
     FindingView {
         path: &finding.path,
@@ -175,6 +199,27 @@ fn finding_view(finding: &Finding) -> FindingView<'_> {
         severity: finding.severity,
         category: finding.category,
         hint: hint(finding),
+        mechanisms: finding
+            .mechanisms
+            .iter()
+            .map(|mechanism| MechanismView {
+                id: mechanism.id,
+                category: mechanism.category,
+                message: mechanism.message,
+                evidence: mechanism.evidence(),
+                parts: mechanism
+                    .parts
+                    .iter()
+                    .map(|part| PartView {
+                        role: part.role,
+                        id: part.id,
+                        text: &part.text,
+                        line: part.line,
+                        context: part.place.context(),
+                    })
+                    .collect(),
+            })
+            .collect(),
         signals: finding
             .signals
             .iter()

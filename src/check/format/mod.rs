@@ -102,6 +102,9 @@ fn message(finding: &Finding, separator: &str) -> String {
         verdict(finding.category),
         finding.score
     )];
+    for mechanism in &finding.mechanisms {
+        sentences.push(format!("It {}.", mechanism.evidence()));
+    }
     let signals: Vec<String> = finding
         .signals
         .iter()
@@ -149,8 +152,8 @@ fn message(finding: &Finding, separator: &str) -> String {
 }
 
 /// The hint at a fix for a finding, as every output words it.
-fn hint(finding: &Finding) -> &'static str {
-    crate::analysis::hint(finding.language, finding.category, &finding.signals)
+fn hint(finding: &Finding) -> &str {
+    &finding.hint
 }
 
 /// "flagged 2 of 41 tests in 12 files ...": one line for people, shared by the human and GitHub

@@ -45,10 +45,14 @@ fn finding(neighbors: Vec<Neighbor>, examples: Vec<Neighbor>) -> Finding {
         score: 0.99,
         severity: Severity::Warning,
         category: Some(Category::Network),
+        mechanisms: Vec::new(),
         signals: Vec::new(),
         shared_tokens: Vec::new(),
         neighbors,
         examples,
+        hint: Category::Network
+            .fix_hint(Some(Language::Python))
+            .to_string(),
     }
 }
 

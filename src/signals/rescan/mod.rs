@@ -242,10 +242,10 @@ fn count_lines(bytes: &[u8]) -> usize {
     bytes.iter().filter(|byte| **byte == b'\n').count()
 }
 
-/// The facts as text, which is all a scan reads of them: the first value bound to each name,
-/// the mocks and the hash collections.
+/// The facts as text, which is all a scan reads of them: the values bound to each name, the
+/// mocks and the hash collections.
 type FactTexts<'a> = (
-    FxHashMap<&'a str, &'a str>,
+    FxHashMap<&'a str, Vec<&'a str>>,
     FxHashSet<&'a str>,
     FxHashSet<&'a str>,
 );
@@ -257,7 +257,7 @@ fn texts<'a>(facts: &[FactFound], text: &'a str) -> FactTexts<'a> {
         let name = at(&fact.name);
         match (fact.fact, &fact.value) {
             (Fact::Binding, Some((value, _))) => {
-                texts.0.entry(name).or_insert_with(|| at(value));
+                texts.0.entry(name).or_default().push(at(value));
             }
             (Fact::Binding, None) => {}
             (Fact::Mock, _) => {

@@ -103,8 +103,8 @@ fn a_rescan_after_any_edit_finds_what_a_full_scan_finds() {
 
 #[test]
 fn an_edit_that_changes_a_value_read_elsewhere_scans_the_whole_file() {
-    let before =
-        "class T {\n  void a() { long d = 500; }\n  @Test void b() { Thread.sleep(d); }\n}\n";
+    // `d` is a field: every method reads it.
+    let before = "class T {\n  static final long d = 500;\n  void a() { }\n  @Test void b() { Thread.sleep(d); }\n}\n";
     let after = before.replace("500", "0");
     let language = Language::Java;
     let tree = parse(language, before, None).expect("parses");
@@ -114,12 +114,12 @@ fn an_edit_that_changes_a_value_read_elsewhere_scans_the_whole_file() {
     let (rescanned, splice) = rescan(language, &previous, before, &after, &tree);
     assert_eq!(splice, None);
     assert!(rescanned.hits.is_empty(), "a sleep of 0 ms only yields");
-    // An edit in the same function that binds a value no other code reads is spliced.
-    let renamed = before.replace("long d = 500;", "long d = 500; int e = 1;");
+    // An edit in another function that binds a value no other code reads is spliced.
+    let renamed = before.replace("void a() { }", "void a() { long e = 0; }");
     let tree = parse(language, &renamed, None).expect("parses");
     let (rescanned, splice) = rescan(language, &previous, before, &renamed, &tree);
     let splice = splice.expect("the edit stays inside `a`");
     assert!(splice.in_body);
     assert_eq!(rescanned.hits.len(), 1);
-    assert_eq!(rescanned.hits[0].line, 3);
+    assert_eq!(rescanned.hits[0].line, 4);
 }

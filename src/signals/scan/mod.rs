@@ -5,6 +5,7 @@
 
 mod macros;
 mod part;
+pub mod traits;
 
 use std::cell::Cell;
 use std::ops::Range;
@@ -39,6 +40,8 @@ pub struct Hit {
     pub line: u32,
     /// The matched code as shown to a user: its first line, shortened.
     pub text: String,
+    /// What a mechanism reads of it.
+    pub traits: traits::Traits,
 }
 
 /// Every match of a language's catalogue in one file, sorted by position.
@@ -239,8 +242,8 @@ fn fact_found<'tree>(
     Some((found, value))
 }
 
-/// The file's facts from what the walk found, in its order: the first value bound to a name
-/// wins. `node_of` gives the node of the `at`-th fact's value.
+/// The file's facts from what the walk found, in its order: every value bound to a name, with
+/// the function it is bound in. `node_of` gives the node of the `at`-th fact's value.
 pub(super) fn facts_from<'tree>(
     found: &[FactFound],
     text: &'tree str,
@@ -254,10 +257,9 @@ pub(super) fn facts_from<'tree>(
         let name = text.get(fact.name.clone()).unwrap_or("");
         match fact.fact {
             Fact::Binding => {
-                if !facts.bindings.contains_key(name)
-                    && let Some(node) = node_of(at, fact)
-                {
-                    facts.bindings.insert(name, node);
+                if let Some(node) = node_of(at, fact) {
+                    let scope = super::values::function_scope(node);
+                    facts.bindings.entry(name).or_default().push((scope, node));
                 }
             }
             Fact::Mock => {

@@ -8,10 +8,11 @@ use std::ops::Range;
 use tree_sitter::Node;
 
 use super::Hit;
+use super::traits::{Name, Traits, assigned_to, flags_of, key_of, names_of};
 use crate::signals::catalogue::{Catalogue, Entry};
 use crate::signals::placement::{
     FUNCTION_BODIES, call_name, in_skip_condition, in_text, is_fixed_local_port, is_known_local,
-    is_own_binary, is_parameter, string_or_bound,
+    is_own_binary, is_parameter, is_shared_container, string_or_bound,
 };
 use crate::signals::query::Capture;
 use crate::signals::values::{self, Facts, text_of};
@@ -94,9 +95,11 @@ pub(super) fn add_hit(
         .or_else(|| part.invocation.as_ref().map(|(range, _, _)| range.clone()))
         .map_or(0, |range| range.start);
     facts.reading_at.set(at);
-    let Some((hit, shown_as)) = accepted(catalogue, entry, captures, part, facts) else {
+    let Some(accepted) = accepted(catalogue, entry, captures, part, facts) else {
         return;
     };
+    let traits = traits(&accepted, part.text, facts);
+    let (hit, shown_as) = (accepted.hit, accepted.shown_as);
     let call = called_below_its_receiver(hit)
         .and_then(|name| Some((name, part.text.get(name.start_byte()..hit.end_byte())?)));
     let (start, code) = match call {
@@ -112,34 +115,78 @@ pub(super) fn add_hit(
             range,
             line: part.line(start),
             text: shown(shown_as.as_deref().unwrap_or(&code)),
+            traits,
         }),
         (None, Some((range, line, text))) => hits.push(Hit {
             entry: entry_index,
             range: range.clone(),
             line: *line,
             text: shown(shown_as.as_deref().unwrap_or(text)),
+            traits,
         }),
         (None, None) => {}
     }
 }
 
-/// The reported node of a match whose values meet its entry's conditions, and what to show of
-/// it when that is not its own text.
+/// A match whose values meet its entry's conditions.
+struct Accepted<'tree> {
+    /// The reported node.
+    hit: Node<'tree>,
+    /// What to show of it when that is not its own text.
+    shown_as: Option<String>,
+    /// The node captured as `@names`, whose names a mechanism links by.
+    names: Option<Node<'tree>>,
+    /// The node captured as `@key`: the state a write touches.
+    key: Option<Node<'tree>>,
+    /// The duration captured, in milliseconds.
+    duration_ms: Option<f64>,
+}
+
+/// What a mechanism reads of an accepted match.
+fn traits(accepted: &Accepted<'_>, text: &str, facts: &Facts<'_>) -> Traits {
+    let mut names = accepted
+        .names
+        .map(|node| names_of(node, text, facts))
+        .unwrap_or_default();
+    if let Some(kept_in) = assigned_to(accepted.hit, text) {
+        names.push(Name {
+            text: kept_in.to_string(),
+            written: true,
+            plain: false,
+        });
+    }
+    Traits {
+        flags: flags_of(accepted.hit, text),
+        names,
+        key: accepted.key.map(|node| key_of(node, text)),
+        value_ms: accepted.duration_ms,
+    }
+}
+
+/// The match whose values meet its entry's conditions, if they do.
 fn accepted<'tree>(
     catalogue: &Catalogue,
     entry: &Entry,
     captures: &[Capture<'tree>],
     part: &Part<'_>,
     facts: &Facts<'_>,
-) -> Option<(Node<'tree>, Option<String>)> {
+) -> Option<Accepted<'tree>> {
     let names = catalogue.query.capture_names();
     let text = part.text;
     let mut hit = None;
     let mut shown_as = None;
     let mut unit_override = None;
+    let mut names_node = None;
+    let mut key = None;
+    let mut duration_ms = None;
+    let mut remote = false;
+    let mut elapsed_unit = None;
     for &(index, node) in captures {
-        if names[index as usize] == "unit" {
-            unit_override = Some(values::unit_ms(text_of(node, text))?);
+        match names[index as usize].as_str() {
+            "unit" => unit_override = Some(values::unit_ms(text_of(node, text))?),
+            // A bound is read in the unit of the clock difference it bounds.
+            "elapsed" => elapsed_unit = Some(facts.clock_difference_unit(node, text)?),
+            _ => {}
         }
     }
     for &(index, node) in captures {
@@ -153,6 +200,7 @@ fn accepted<'tree>(
                 };
                 let default_ms = unit_override.or(own_unit).unwrap_or(1.0);
                 let duration = facts.duration_ms(node, text, default_ms);
+                duration_ms = duration_ms.or(duration);
                 if let (Some(min), Some(duration)) = (entry.min_ms, duration)
                     && duration < min
                 {
@@ -181,10 +229,39 @@ fn accepted<'tree>(
             "owner" if is_parameter(node, text) => return None,
             "hash-receiver" if !facts.is_hash_collection(node, text) => return None,
             "program" if is_own_binary(node, text, facts) => return None,
+            "bound" => {
+                let bound = facts.duration_ms(node, text, elapsed_unit.unwrap_or(1.0))?;
+                if entry.max_ms.is_some_and(|max| bound > max) || bound <= 0.0 {
+                    return None;
+                }
+                duration_ms = Some(bound);
+            }
+            "remote" => {
+                facts.remote_host(node, text)?;
+                remote = true;
+            }
+            // unittest's `places=N`: values agree to half a unit of the N-th decimal (seconds).
+            "places" => {
+                let places = facts.number(node, text)?;
+                duration_ms = Some(500.0 * 10f64.powf(-places));
+            }
+            "shared" if !is_shared_container(node, text) => return None,
+            // Not a local object: neither bound in the file nor a parameter (a module, a class).
+            "unbound"
+                if is_parameter(node, text) || facts.binding(text_of(node, text)).is_some() =>
+            {
+                return None;
+            }
+            "names" => names_node = Some(node),
+            "key" => key = Some(node),
             _ => {}
         }
     }
     let hit = hit?;
+    // A request through an explicit proxy goes to the proxy, not to the host it names.
+    if remote && text_of(hit, text).to_ascii_lowercase().contains("prox") {
+        return None;
+    }
     if entry.not_in_text && in_text(hit, text) {
         return None;
     }
@@ -192,6 +269,7 @@ fn accepted<'tree>(
         return None;
     }
     let mut ancestor = hit.parent();
+    let mut inside = entry.inside.is_empty();
     while let Some(node) = ancestor {
         // A lambda's body runs when it is called, not as the surrounding call's argument:
         // `assertThrows(E.class, () -> new Socket("10.1.1.1", 80))` connects.
@@ -201,6 +279,7 @@ fn accepted<'tree>(
         if entry.not_inside.iter().any(|kind| kind == node.kind()) {
             return None;
         }
+        inside |= entry.inside.iter().any(|kind| kind == node.kind());
         if let Some(regex) = &entry.not_inside_call_regex
             && call_name(node, text).is_some_and(|name| regex.is_match(name))
         {
@@ -208,7 +287,13 @@ fn accepted<'tree>(
         }
         ancestor = node.parent();
     }
-    Some((hit, shown_as))
+    inside.then_some(Accepted {
+        hit,
+        shown_as,
+        names: names_node,
+        key,
+        duration_ms,
+    })
 }
 
 /// The name of a matched method call whose receiver starts on an earlier line, as in a chain

@@ -103,6 +103,8 @@ pub(crate) fn is_local(host: &str) -> bool {
         || host.ends_with(".test")
         || host.ends_with(".invalid")
         || host.ends_with(".example")
+        // Link-local names (RFC 6762): the local network at most, never a host on the internet.
+        || host.ends_with(".local")
 }
 
 /// The domains reserved as examples (RFC 2606): `example.com`, `www.example.org`. A test names

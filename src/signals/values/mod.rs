@@ -4,10 +4,12 @@
 //! fixed ports; none of that shows in the words of the code, all of it in its values.
 
 use std::cell::{Cell, RefCell};
+use std::ops::Range;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use tree_sitter::Node;
 
+mod clock;
 mod hosts;
 mod numbers;
 
@@ -22,9 +24,11 @@ const MAX_BINDING_DEPTH: u8 = 4;
 /// names are mocks, and which hold hash-ordered collections.
 #[derive(Default)]
 pub(crate) struct Facts<'tree> {
-    /// The first value bound to each name anywhere in the file (locals, fields, constants):
-    /// flakesense does not resolve scopes, and a test file rarely reuses a name for another value.
-    pub bindings: FxHashMap<&'tree str, Node<'tree>>,
+    /// The values bound to each name in the file, in file order, each with the range of the
+    /// outermost function it is bound in (`None` for a field, a constant, a module's name): a
+    /// name is looked up in the function being read, then outside every function
+    /// ([`Facts::binding`]), so that `url` in one test is never another test's `url`.
+    pub bindings: FxHashMap<&'tree str, Vec<Bound<'tree>>>,
     pub mocks: FxHashSet<&'tree str>,
     pub hash_collections: FxHashSet<&'tree str>,
     /// The text the bindings' nodes belong to.
@@ -35,6 +39,9 @@ pub(crate) struct Facts<'tree> {
     pub reads: RefCell<Vec<(usize, String)>>,
     pub reading_at: Cell<usize>,
 }
+
+/// A value bound to a name, with the range of the outermost function it is bound in.
+pub(crate) type Bound<'tree> = (Option<Range<usize>>, Node<'tree>);
 
 /// The text of a node, or "" if its range is not in `text`.
 pub(crate) fn text_of<'a>(node: Node<'_>, text: &'a str) -> &'a str {
@@ -75,10 +82,23 @@ impl<'tree> Facts<'tree> {
         self.binding(last_name(node, text)?)
     }
 
-    /// The value bound to `name`, if any.
+    /// The value bound to `name` where the match being read lies ([`Facts::reading_at`]): the
+    /// last binding before it in the same function (the first of that function when it is used
+    /// before it is bound), else the first bound outside every function.
     pub fn binding(&self, name: &str) -> Option<Node<'tree>> {
         self.read(name);
-        self.bindings.get(name).copied()
+        let bound = self.bindings.get(name)?;
+        let at = self.reading_at.get();
+        let in_function = bound
+            .iter()
+            .filter(|(scope, _)| scope.as_ref().is_some_and(|scope| scope.contains(&at)));
+        let before = in_function
+            .clone()
+            .rfind(|(_, node)| node.start_byte() <= at);
+        before
+            .or_else(|| in_function.clone().next())
+            .or_else(|| bound.iter().find(|(scope, _)| scope.is_none()))
+            .map(|(_, node)| *node)
     }
 
     fn read(&self, name: &str) {
@@ -218,7 +238,9 @@ impl<'tree> Facts<'tree> {
         match name {
             "ofNanos" | "from_nanos" => first(1e-6),
             "ofMicros" | "from_micros" => first(1e-3),
-            "ofMillis" | "from_millis" => first(1.0),
+            // A test's own helpers named for their unit: crossbeam's `ms(100)`.
+            "ofMillis" | "from_millis" | "ms" | "millis" => first(1.0),
+            "secs" => first(1000.0),
             "ofSeconds" | "from_secs" | "from_secs_f32" | "from_secs_f64" => first(1000.0),
             "ofMinutes" | "from_mins" => first(60_000.0),
             "ofHours" | "from_hours" => first(3_600_000.0),
@@ -272,4 +294,24 @@ fn callee_path(callee: Node<'_>) -> Option<Node<'_>> {
     callee
         .child_by_field_name("path")
         .or_else(|| callee.child_by_field_name("object"))
+}
+
+/// The range of the outermost function (method, constructor, function) around a node, `None`
+/// outside every function: the scope a binding holds in.
+pub(crate) fn function_scope(node: Node<'_>) -> Option<Range<usize>> {
+    let mut outermost = None;
+    let mut ancestor = node.parent();
+    while let Some(current) = ancestor {
+        if matches!(
+            current.kind(),
+            "method_declaration"
+                | "constructor_declaration"
+                | "function_definition"
+                | "function_item"
+        ) {
+            outermost = Some(current.byte_range());
+        }
+        ancestor = current.parent();
+    }
+    outermost
 }
