@@ -28,7 +28,7 @@
 //! - `@bound`: an upper bound on it, kept as the hit's duration, within the entry's `max-ms`;
 //! - `@remote`: where a connection goes, which must name a host outside the machine;
 //! - `@shared`: a Python container bound at the top of the module or in a class body;
-//! - `@unbound`: a name neither bound in the file nor a parameter (a module, a class);
+//! - `@global`: a Python name imported at the top of the module, or a class defined there;
 //! - `@places`: unittest's `places=N`, a tolerance of half a unit of the N-th decimal second;
 //! - `@names` and `@key`: what a mechanism links parts by ([`scan::traits`]).
 
@@ -87,7 +87,7 @@ pub const CAPTURES: [&str; 20] = [
     "bound",
     "remote",
     "shared",
-    "unbound",
+    "global",
     "places",
 ];
 

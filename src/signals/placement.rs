@@ -239,7 +239,8 @@ pub(super) fn is_shared_container(node: Node<'_>, text: &str) -> bool {
     while let Some(scope) = ancestor {
         let body = match scope.kind() {
             "module" => Some(scope),
-            "class_definition" => scope.child_by_field_name("body"),
+            // A class defined inside a function is made afresh each time the function runs.
+            "class_definition" if !inside_function(scope) => scope.child_by_field_name("body"),
             _ => None,
         };
         if let Some(body) = body
@@ -250,6 +251,95 @@ pub(super) fn is_shared_container(node: Node<'_>, text: &str) -> bool {
         ancestor = scope.parent();
     }
     false
+}
+
+/// Whether the function around `node` binds `name` itself (a parameter, an assignment, a `for`
+/// target, `with ... as name`, `except ... as name`), which hides a global of that name.
+fn bound_in_function(node: Node<'_>, name: &str, text: &str) -> bool {
+    let mut function = None;
+    let mut ancestor = node.parent();
+    while let Some(current) = ancestor {
+        if current.kind() == "function_definition" {
+            function = Some(current);
+        }
+        ancestor = current.parent();
+    }
+    let Some(function) = function else {
+        return false;
+    };
+    let mut stack = vec![function];
+    while let Some(current) = stack.pop() {
+        if current.kind() == "identifier" && text_of(current, text) == name {
+            let binds = current.parent().is_some_and(|parent| match parent.kind() {
+                "as_pattern_target"
+                | "parameters"
+                | "default_parameter"
+                | "typed_parameter"
+                | "typed_default_parameter"
+                | "pattern_list" => true,
+                "assignment" | "for_statement" | "augmented_assignment" => {
+                    parent.child_by_field_name("left") == Some(current)
+                }
+                _ => false,
+            });
+            if binds {
+                return true;
+            }
+        }
+        let mut cursor = current.walk();
+        stack.extend(current.named_children(&mut cursor));
+    }
+    false
+}
+
+/// Whether a node lies inside a function definition.
+fn inside_function(node: Node<'_>) -> bool {
+    let mut ancestor = node.parent();
+    while let Some(current) = ancestor {
+        if current.kind() == "function_definition" {
+            return true;
+        }
+        ancestor = current.parent();
+    }
+    false
+}
+
+/// Whether a Python name stands for something every test of the process shares: a module or a
+/// name imported at the top of the module, or a class defined there.
+pub(super) fn is_module_global(node: Node<'_>, text: &str) -> bool {
+    let name = text_of(node, text);
+    if bound_in_function(node, name, text) {
+        return false;
+    }
+    let mut root = node;
+    while let Some(parent) = root.parent() {
+        root = parent;
+    }
+    let mut cursor = root.walk();
+    root.named_children(&mut cursor)
+        .any(|statement| match statement.kind() {
+            "import_statement" | "import_from_statement" => {
+                let mut names = statement.walk();
+                statement.named_children(&mut names).any(|imported| {
+                    let bound = match imported.kind() {
+                        "aliased_import" => imported.child_by_field_name("alias"),
+                        "dotted_name" => imported.named_child(0),
+                        _ => None,
+                    };
+                    statement.child_by_field_name("module_name") != Some(imported)
+                        && bound.is_some_and(|bound| text_of(bound, text) == name)
+                })
+            }
+            "class_definition" => statement
+                .child_by_field_name("name")
+                .is_some_and(|defined| text_of(defined, text) == name),
+            "decorated_definition" => statement
+                .child_by_field_name("definition")
+                .filter(|definition| definition.kind() == "class_definition")
+                .and_then(|definition| definition.child_by_field_name("name"))
+                .is_some_and(|defined| text_of(defined, text) == name),
+            _ => false,
+        })
 }
 
 /// Whether a module or class body binds `name` to a container at its top level.

@@ -12,7 +12,7 @@ use super::traits::{Name, Traits, assigned_to, flags_of, key_of, names_of};
 use crate::signals::catalogue::{Catalogue, Entry};
 use crate::signals::placement::{
     FUNCTION_BODIES, call_name, in_skip_condition, in_text, is_fixed_local_port, is_known_local,
-    is_own_binary, is_parameter, is_shared_container, string_or_bound,
+    is_module_global, is_own_binary, is_parameter, is_shared_container, string_or_bound,
 };
 use crate::signals::query::Capture;
 use crate::signals::values::{self, Facts, text_of};
@@ -246,12 +246,8 @@ fn accepted<'tree>(
                 duration_ms = Some(500.0 * 10f64.powf(-places));
             }
             "shared" if !is_shared_container(node, text) => return None,
-            // Not a local object: neither bound in the file nor a parameter (a module, a class).
-            "unbound"
-                if is_parameter(node, text) || facts.binding(text_of(node, text)).is_some() =>
-            {
-                return None;
-            }
+            // A module, a name imported at the top of the module, or a class defined there.
+            "global" if !is_module_global(node, text) => return None,
             "names" => names_node = Some(node),
             "key" => key = Some(node),
             _ => {}

@@ -298,6 +298,12 @@ fn follow_binding(name: &str, written: bool, facts: &Facts<'_>, names: &mut Vec<
         return;
     };
     let code = text_of(bound, facts.text);
+    if is_listener(code) {
+        // A socket already listening accepts whenever a client comes: work that serves it links
+        // nothing a sleep before connecting could change.
+        names.retain(|kept| kept.text != name);
+        return;
+    }
     if let Some(source) = cloned_name(code) {
         // A clone of an `Arc` is the same state: writing one writes the other.
         push(names, source, written, false);
@@ -308,6 +314,19 @@ fn follow_binding(name: &str, written: bool, facts: &Facts<'_>, names: &mut Vec<
 
 /// A value longer than this is not read for names: a whole class body bound to a name.
 const MAX_FOLLOWED_BYTES: usize = 2_000;
+
+/// Whether a value is a socket bound and listening before anything uses it.
+fn is_listener(code: &str) -> bool {
+    [
+        "bind(",
+        "ServerSocket(",
+        ".listen(",
+        "create_server(",
+        "start_server(",
+    ]
+    .iter()
+    .any(|listens| code.contains(listens))
+}
 
 /// The name a clone expression copies: `done` of `done.clone()`, `Arc::clone(&done)`.
 fn cloned_name(code: &str) -> Option<&str> {

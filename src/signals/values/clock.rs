@@ -187,7 +187,14 @@ impl Facts<'_> {
 
     fn remote_at(&self, node: Node<'_>, text: &str, depth: u8) -> Option<String> {
         if let Some(value) = hosts::string_value(node, text) {
-            let (host, _) = hosts::host_of(&value)?;
+            // A bare name handed to a call that connects (`connector.connect("github.com",
+            // stream)`) names a host as much as a URL does.
+            let authority = format!("{value}:1");
+            let (host, _) = hosts::host_of(&value).or_else(|| {
+                hosts::is_public_domain(&value)
+                    .then(|| hosts::host_of(&authority))
+                    .flatten()
+            })?;
             return (!hosts::is_local(host)).then(|| host.to_string());
         }
         if depth >= MAX_DEPTH {

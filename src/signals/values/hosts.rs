@@ -68,6 +68,20 @@ pub(crate) fn host_of(value: &str) -> Option<(&str, Option<u32>)> {
     Some((host, port))
 }
 
+/// A dotted name ending in one of the common public top-level domains (`github.com`,
+/// `hyper.rs`): a bare name that is no file (`config.json`) or property (`user.name`).
+pub(crate) fn is_public_domain(host: &str) -> bool {
+    const PUBLIC: [&str; 16] = [
+        "com", "org", "net", "io", "dev", "rs", "edu", "gov", "app", "co", "uk", "de", "fr",
+        "info", "cloud", "ai",
+    ];
+    is_domain(host)
+        && host
+            .rsplit('.')
+            .next()
+            .is_some_and(|tld| PUBLIC.contains(&tld.to_ascii_lowercase().as_str()))
+}
+
 /// A dotted name ending in an alphabetic top-level domain: `example.com`, `db.internal.net`.
 fn is_domain(host: &str) -> bool {
     host.contains('.')
