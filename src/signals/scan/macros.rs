@@ -8,6 +8,7 @@ use tree_sitter::Node;
 
 use super::Hit;
 use super::part::{Part, matches};
+use super::traits::flags_of;
 use crate::language::Language;
 use crate::signals::catalogue::Catalogue;
 use crate::signals::placement::call_name;
@@ -76,6 +77,8 @@ pub(super) fn expand_macros(
         };
         let invocation_line = part.line(invocation);
         let expanded = Part {
+            // Where the invocation sits (in a loop, in a thread's closure) holds for its body.
+            outer_flags: part.outer_flags | flags_of(invocation, part.text),
             invocation: Some((
                 invocation_range,
                 invocation_line,

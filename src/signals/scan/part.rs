@@ -29,6 +29,9 @@ pub(super) struct Part<'a> {
     /// For a macro body: the whole invocation in the file, with its line and text, which a match
     /// that covers the wrapping (`assert(...)` standing for `assert!(...)`) reports instead.
     pub(super) invocation: Option<(Range<usize>, u32, &'a str)>,
+    /// For a macro body: the [`traits`](super::traits) flags of the invocation in the file,
+    /// which hold for every hit inside it.
+    pub(super) outer_flags: u8,
 }
 
 impl<'a> Part<'a> {
@@ -41,6 +44,7 @@ impl<'a> Part<'a> {
             start_in_file: 0,
             first_row_in_file: 0,
             invocation: None,
+            outer_flags: 0,
         }
     }
 
@@ -98,7 +102,8 @@ pub(super) fn add_hit(
     let Some(accepted) = accepted(catalogue, entry, captures, part, facts) else {
         return;
     };
-    let traits = traits(&accepted, part.text, facts);
+    let mut traits = traits(&accepted, part.text, facts);
+    traits.flags |= part.outer_flags;
     let (hit, shown_as) = (accepted.hit, accepted.shown_as);
     let call = called_below_its_receiver(hit)
         .and_then(|name| Some((name, part.text.get(name.start_byte()..hit.end_byte())?)));

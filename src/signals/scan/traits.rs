@@ -308,7 +308,23 @@ fn follow_binding(name: &str, written: bool, facts: &Facts<'_>, names: &mut Vec<
         // A clone of an `Arc` is the same state: writing one writes the other.
         push(names, source, written, false);
     } else if code.len() <= MAX_FOLLOWED_BYTES {
-        collect_names(bound, facts.text, facts, 1, names);
+        // The callables in the value (a thread's lambda, a function's body) are the work and
+        // write what they write; the rest of it was computed before (`let addr =
+        // listener.local_addr()`) and writes nothing when the name is used.
+        let mut found = Vec::new();
+        collect_names(bound, facts.text, facts, 1, &mut found);
+        for name in found {
+            push(names, &name.text, false, false);
+        }
+        let mut stack = vec![bound];
+        while let Some(node) = stack.pop() {
+            if CALLABLES.contains(&node.kind()) || node.kind() == "block" {
+                collect_names(node, facts.text, facts, 1, names);
+                continue;
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
     }
 }
 
