@@ -317,7 +317,7 @@ mod tests {
             source: Source::Disk,
             base,
             named: false,
-            walked: false,
+            walked_from: None,
         }
     }
 

@@ -32,7 +32,43 @@ impl Discovery {
             Language::Java | Language::Rust => true,
         }
     }
+
+    /// Whether the runner enters every directory between `walked_from` (the directory a walk
+    /// started from, entered whatever its name, as pytest enters a directory named on its
+    /// command line) and the file at `path`: pytest skips those `norecursedirs` matches. Java's
+    /// and Rust's runners have no such setting.
+    pub fn enters_directories(&self, language: Language, path: &Path, walked_from: &Path) -> bool {
+        match language {
+            Language::Python => path
+                .ancestors()
+                .skip(1)
+                .take_while(|directory| {
+                    *directory != walked_from && directory.starts_with(walked_from)
+                })
+                .all(|directory| self.pytest.recurses_into(directory)),
+            Language::Java | Language::Rust => true,
+        }
+    }
+
+    /// Whether a file found by walking from `walked_from` is one the runner collects: its name
+    /// ([`Discovery::collects_file`]) and its directories ([`Discovery::enters_directories`]).
+    pub fn collects_walked(&self, language: Language, path: &Path, walked_from: &Path) -> bool {
+        self.collects_file(language, path) && self.enters_directories(language, path, walked_from)
+    }
 }
+
+/// pytest's default `norecursedirs`.
+pub const DEFAULT_NORECURSEDIRS: [&str; 9] = [
+    "*.egg",
+    ".*",
+    "_darcs",
+    "build",
+    "CVS",
+    "dist",
+    "node_modules",
+    "venv",
+    "{arch}",
+];
 
 /// pytest's collection settings, defaults filled in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +76,7 @@ pub struct PytestSettings {
     files: Patterns,
     classes: Patterns,
     functions: Patterns,
+    norecursedirs: Patterns,
 }
 
 impl Default for PytestSettings {
@@ -59,6 +96,15 @@ impl PytestSettings {
             files: Patterns::new(files),
             classes: Patterns::new(classes),
             functions: Patterns::new(functions),
+            norecursedirs: Patterns::new(&DEFAULT_NORECURSEDIRS.map(String::from)),
+        }
+    }
+
+    /// The same settings with these `norecursedirs` entries in place of pytest's defaults.
+    pub fn with_norecursedirs(self, norecursedirs: &[String]) -> PytestSettings {
+        PytestSettings {
+            norecursedirs: Patterns::new(norecursedirs),
+            ..self
         }
     }
 
@@ -77,22 +123,22 @@ impl PytestSettings {
         &self.functions.entries
     }
 
+    /// The `norecursedirs` entries.
+    pub fn norecursedirs(&self) -> &[String] {
+        &self.norecursedirs.entries
+    }
+
     /// Whether pytest collects `path` when it meets it walking a directory: a `python_files`
     /// glob without a `/` matches the base name, one with a `/` the whole path (pytest's
     /// `fnmatch_ex`, which prefixes a relative glob with `*/` to match an absolute path).
     pub fn collects_file(&self, path: &Path) -> bool {
-        let name = path
-            .file_name()
-            .map(|name| name.to_string_lossy())
-            .unwrap_or_default();
-        let whole = path.to_string_lossy().replace('\\', "/");
-        self.files.globs.iter().any(|glob| {
-            if glob.pattern.contains('/') {
-                glob.regex.is_match(&whole)
-            } else {
-                glob.regex.is_match(&name)
-            }
-        })
+        self.files.match_path(path)
+    }
+
+    /// Whether pytest enters the directory at `path` when it meets it walking its parent: not
+    /// when a `norecursedirs` glob matches it, as `python_files` globs match files.
+    pub fn recurses_into(&self, path: &Path) -> bool {
+        !self.norecursedirs.match_path(path)
     }
 
     /// Whether a class of this name is collected (`python_classes`).
@@ -148,6 +194,23 @@ impl Patterns {
             entries: entries.to_vec(),
             globs,
         }
+    }
+
+    /// pytest's `fnmatch_ex`: a glob without a `/` matches the base name, one with a `/` the
+    /// whole path.
+    fn match_path(&self, path: &Path) -> bool {
+        let name = path
+            .file_name()
+            .map(|name| name.to_string_lossy())
+            .unwrap_or_default();
+        let whole = path.to_string_lossy().replace('\\', "/");
+        self.globs.iter().any(|glob| {
+            if glob.pattern.contains('/') {
+                glob.regex.is_match(&whole)
+            } else {
+                glob.regex.is_match(&name)
+            }
+        })
     }
 
     /// pytest's `_matches_prefix_or_glob_option`: a prefix, or a glob where the entry has glob
@@ -306,6 +369,66 @@ mod tests {
         assert!(matches("[a-c]", "b"));
         assert!(matches("[&&]", "&"));
         assert!(matches("*", "a/b"));
+    }
+
+    #[test]
+    fn norecursedirs_defaults_are_pytests_and_a_project_replaces_them() {
+        let defaults = PytestSettings::default();
+        for skipped in [
+            ".venv",
+            ".git",
+            "build",
+            "dist",
+            "venv",
+            "node_modules",
+            "x.egg",
+            "{arch}",
+        ] {
+            assert!(!defaults.recurses_into(Path::new(skipped)), "{skipped}");
+        }
+        assert!(defaults.recurses_into(Path::new("/repo/tests")));
+        assert!(defaults.recurses_into(Path::new("/repo/builder")));
+        let own = defaults.with_norecursedirs(&strings(&["docs", "tests/data/*"]));
+        assert!(!own.recurses_into(Path::new("/repo/docs")));
+        assert!(!own.recurses_into(Path::new("/repo/tests/data/big")));
+        assert!(own.recurses_into(Path::new("/repo/build")));
+        assert_eq!(own.norecursedirs(), ["docs", "tests/data/*"]);
+    }
+
+    #[test]
+    fn only_directories_below_the_start_of_a_walk_are_judged_by_name() {
+        let discovery = Discovery::default();
+        let walked_from = Path::new("/repo");
+        let python = |path: &str| {
+            discovery.enters_directories(Language::Python, Path::new(path), walked_from)
+        };
+        assert!(python("/repo/tests/test_a.py"));
+        assert!(!python("/repo/build/lib/tests/test_a.py"));
+        assert!(!python("/repo/tests/.cache/test_a.py"));
+        // The start itself, and what lies above it, are entered whatever their names.
+        assert!(python("/repo/test_a.py"));
+        assert!(discovery.enters_directories(
+            Language::Python,
+            Path::new("/work/build/tests/test_a.py"),
+            Path::new("/work/build")
+        ));
+        // pytest's setting is no rule of Java's or Rust's runners: a package named `build` is
+        // source code.
+        assert!(discovery.enters_directories(
+            Language::Java,
+            Path::new("/repo/src/test/java/com/ex/build/BuildTest.java"),
+            walked_from
+        ));
+        assert!(!discovery.collects_walked(
+            Language::Python,
+            Path::new("/repo/dist/test_a.py"),
+            walked_from
+        ));
+        assert!(discovery.collects_walked(
+            Language::Python,
+            Path::new("/repo/tests/test_a.py"),
+            walked_from
+        ));
     }
 
     #[test]

@@ -83,7 +83,10 @@ pub fn prevalence(root: &Path, exclude: &globset::GlobSet, use_cache: bool) -> P
                 return None;
             }
             let surroundings = surroundings.for_file(file.language, path);
-            let counts = if surroundings.discovery.collects_file(file.language, path) {
+            let counts = if surroundings
+                .discovery
+                .collects_walked(file.language, path, root)
+            {
                 let read =
                     analysis::read_tests(file.language, &relative, &file.text, &surroundings);
                 tally(file.language, &read.signals)
