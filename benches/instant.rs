@@ -231,7 +231,8 @@ fn walk(directory: &Path) -> Vec<PathBuf> {
 fn staged(repository: &Repository, runs: usize) {
     let root = &repository.root;
     stage_a_change(root);
-    let cache = root.join(".flakesense/cache");
+    // The repository's git directory keeps the cache (outside the working tree).
+    let cache = root.join(".git/flakesense");
     // The files were written moments ago: let their modification times age, as a repository's
     // files have, so that the cache does not count them as possibly still changing.
     std::thread::sleep(Duration::from_secs(3));

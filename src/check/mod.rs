@@ -70,7 +70,7 @@ pub struct CheckArgs {
     /// Exit with 0 even when tests are flagged (errors still exit with 2)
     #[arg(long)]
     exit_zero: bool,
-    /// Count the workspace's signal shares without reading or writing .flakesense/cache
+    /// Count the workspace's signal shares without reading or writing their cache
     #[arg(long)]
     no_cache: bool,
 }

@@ -39,7 +39,7 @@ pub struct PredictArgs {
     sigma: Option<f64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// Count the workspace's signal shares without reading or writing .flakesense/cache
+    /// Count the workspace's signal shares without reading or writing their cache
     #[arg(long)]
     no_cache: bool,
 }

@@ -67,7 +67,12 @@ pub fn command(program: &str, directory: &Path) -> Command {
         .env_remove("GIT_DIR")
         .env_remove("GIT_INDEX_FILE")
         .env_remove("GIT_WORK_TREE")
-        .env_remove("NO_COLOR");
+        .env_remove("NO_COLOR")
+        // The cache of signal shares of workspaces outside git goes here, not in the user's.
+        .env(
+            "XDG_CACHE_HOME",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-cache"),
+        );
     command
 }
 
