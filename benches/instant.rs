@@ -137,7 +137,16 @@ fn files(runs: usize) {
     let root = directory.path();
     git(root, &["init", "--quiet"]);
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/demo");
-    let sources = walk(&demo);
+    // The demo's Java, Python and Rust files; its flakesense.toml makes it a workspace of its own
+    // in a flakesense checkout, and is not copied.
+    let sources: Vec<PathBuf> = walk(&demo)
+        .into_iter()
+        .filter(|path| {
+            path.extension().is_some_and(|extension| {
+                ["java", "py", "rs"].iter().any(|known| extension == *known)
+            })
+        })
+        .collect();
     assert_eq!(sources.len(), 3, "{sources:?}");
     for path in sources {
         let copy = root.join(path.strip_prefix(&demo).expect("below the demo"));
