@@ -64,6 +64,19 @@ pub fn hint(
 /// The hint for a test whose flakiness has no known cause.
 pub const GENERAL_HINT: &str = "Consider what the test waits for or shares with other tests (time, threads, network, files, global state), and confirm by rerunning it many times.";
 
+/// A score as every output writes it: two decimals, cut rather than rounded, so that a score
+/// below a threshold never reads as the threshold itself (0.4959, not flagged at 0.5, is
+/// "0.49", not "0.50"; 0.9999 is "0.99", never a certain "1.00").
+pub fn score_text(score: f64) -> String {
+    // Rounded at the ninth decimal first, so that a score of exactly 0.95 (stored as
+    // 0.94999999999999996) still reads 0.95.
+    let text = format!("{score:.9}");
+    match text.split_once('.') {
+        Some((whole, decimals)) => format!("{whole}.{}", &decimals[..2]),
+        None => text,
+    }
+}
+
 /// How alike two tests are, as every output shows it: 1 - the cosine distance of their vectors.
 pub fn similarity(neighbor: &predict::Neighbor) -> f64 {
     1.0 - neighbor.distance

@@ -89,6 +89,9 @@ struct NeighborView {
     id: String,
     project: String,
     flaky: bool,
+    /// `flaky`, `stable` (someone said so) or `unlabelled` (no source named it: no evidence
+    /// either way, and no vote).
+    label: &'static str,
     categories: Vec<Category>,
     /// 1 - the cosine distance.
     similarity: f64,
@@ -216,6 +219,7 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                         id: neighbor.id,
                         project: neighbor.project,
                         flaky: neighbor.flaky,
+                        label: neighbor.label.name(),
                         categories: neighbor.categories,
                     })
                     .collect(),
@@ -305,12 +309,12 @@ fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
         };
         writeln!(
             out,
-            "{}:{}:{}: {} score {:.2}: {verdict_text}",
+            "{}:{}:{}: {} score {}: {verdict_text}",
             escape(&verdict.path),
             verdict.line,
             verdict.column,
             escape(&verdict.id),
-            verdict.score
+            analysis::score_text(verdict.score)
         )?;
         for signal in &verdict.signals {
             writeln!(
@@ -332,9 +336,9 @@ fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
         for neighbor in &verdict.neighbors {
             writeln!(
                 out,
-                "    similarity {:.2}  {:<9} {} ({}){}",
+                "    similarity {:.2}  {:<10} {} ({}){}",
                 neighbor.similarity,
-                if neighbor.flaky { "flaky" } else { "not flaky" },
+                neighbor.label,
                 escape(&neighbor.id),
                 escape(&neighbor.project),
                 Category::bracketed(&neighbor.categories)
