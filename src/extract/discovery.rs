@@ -1,25 +1,43 @@
 //! How the test runners of a project find its tests, where a project can change it: pytest's
-//! `python_files`, `python_classes` and `python_functions` settings.
+//! `python_files`, `python_classes`, `python_functions` and `norecursedirs` settings.
 //!
 //! The rules follow pytest's documentation ("Changing naming conventions") and its collector:
 //! a class or function name is collected when it starts with one of the configured entries, or
 //! when an entry holding a glob character (`*`, `?`, `[`) matches it with `fnmatch`; a file is a
 //! test file when one of the `python_files` globs matches its base name, or its whole path for a
-//! glob holding a `/`. This module only holds the values and the predicates; reading them from
-//! the configuration files is [`super::pytest_config`]'s job, finding those files the caller's.
+//! glob holding a `/`; a directory is not entered when a `norecursedirs` glob matches it the same
+//! way. This module only holds the values and the predicates; reading them from the
+//! configuration files is [`super::pytest_config`]'s job, finding those files the caller's.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use regex::Regex;
 
+use super::python_classes::ModuleSource;
 use crate::language::Language;
 
 /// What decides which files, classes and functions are tests, beyond a language's fixed rules.
 /// The default is each runner's own default.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Discovery {
     pub pytest: PytestSettings,
+    /// Where the other modules of the project are read from, for the test methods a class
+    /// inherits from them; `None`: only the file's own classes are looked at.
+    pub modules: Option<Arc<dyn ModuleSource>>,
 }
+
+impl PartialEq for Discovery {
+    fn eq(&self, other: &Self) -> bool {
+        let same_modules = match (&self.modules, &other.modules) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        self.pytest == other.pytest && same_modules
+    }
+}
+
+impl Eq for Discovery {}
 
 impl Discovery {
     /// Whether a file found by walking a directory is one the runner collects tests from. A file
