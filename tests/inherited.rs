@@ -54,7 +54,10 @@ fn json(root: &Path, arguments: &[&str]) -> Value {
 #[test]
 fn check_judges_a_test_inherited_from_another_module_in_its_subclass() {
     let project = signing_project();
-    let report = json(project.path(), &["check", "--format", "json", "--sigma", "0"]);
+    let report = json(
+        project.path(),
+        &["check", "--format", "json", "--sigma", "0"],
+    );
     let findings = report["findings"].as_array().unwrap();
     let finding = |id: &str| {
         findings
@@ -65,7 +68,8 @@ fn check_judges_a_test_inherited_from_another_module_in_its_subclass() {
     let inherited = finding(
         "tests/test_signing/test_timed.py::TestTimestampSigner::test_waits_for_the_key_server",
     );
-    let own = finding("tests/test_signing/test_signer.py::TestSigner::test_waits_for_the_key_server");
+    let own =
+        finding("tests/test_signing/test_signer.py::TestSigner::test_waits_for_the_key_server");
     // Reported where the subclass is named; its evidence is the base module's method.
     assert_eq!(inherited["path"], "tests/test_signing/test_timed.py");
     assert_eq!(inherited["line"], 16);
@@ -106,7 +110,15 @@ fn confirm_runs_an_inherited_test_by_its_pytest_node_id() {
     let report = json(
         project.path(),
         &[
-            "confirm", "--test", id, "--runs", "1", "--conditions", "plain", "--format", "json",
+            "confirm",
+            "--test",
+            id,
+            "--runs",
+            "1",
+            "--conditions",
+            "plain",
+            "--format",
+            "json",
         ],
     );
     let test = &report["tests"][0];
@@ -161,8 +173,15 @@ fn every_test_of_a_table_macro_is_found_and_runs_by_its_name() {
     }
     let output = command("flakesense", root)
         .args([
-            "confirm", "--test", "test_i64_min", "--runs", "1", "--conditions", "plain",
-            "--format", "json",
+            "confirm",
+            "--test",
+            "test_i64_min",
+            "--runs",
+            "1",
+            "--conditions",
+            "plain",
+            "--format",
+            "json",
         ])
         .env(
             "CARGO_TARGET_DIR",
