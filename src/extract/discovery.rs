@@ -75,6 +75,14 @@ impl Discovery {
     }
 }
 
+/// [`DEFAULT_NORECURSEDIRS`], compiled once per process.
+fn default_norecursedirs() -> Patterns {
+    static DEFAULTS: std::sync::OnceLock<Patterns> = std::sync::OnceLock::new();
+    DEFAULTS
+        .get_or_init(|| Patterns::new(&DEFAULT_NORECURSEDIRS.map(String::from)))
+        .clone()
+}
+
 /// pytest's default `norecursedirs`.
 pub const DEFAULT_NORECURSEDIRS: [&str; 9] = [
     "*.egg",
@@ -98,12 +106,19 @@ pub struct PytestSettings {
 }
 
 impl Default for PytestSettings {
+    /// pytest's defaults, compiled once per process: every Java and Rust file, and every Python
+    /// file without a configuration, has them.
     fn default() -> Self {
-        PytestSettings::new(
-            &["test_*.py", "*_test.py"].map(String::from),
-            &["Test".to_string()],
-            &["test".to_string()],
-        )
+        static DEFAULTS: std::sync::OnceLock<PytestSettings> = std::sync::OnceLock::new();
+        DEFAULTS
+            .get_or_init(|| {
+                PytestSettings::new(
+                    &["test_*.py", "*_test.py"].map(String::from),
+                    &["Test".to_string()],
+                    &["test".to_string()],
+                )
+            })
+            .clone()
     }
 }
 
@@ -114,7 +129,7 @@ impl PytestSettings {
             files: Patterns::new(files),
             classes: Patterns::new(classes),
             functions: Patterns::new(functions),
-            norecursedirs: Patterns::new(&DEFAULT_NORECURSEDIRS.map(String::from)),
+            norecursedirs: default_norecursedirs(),
         }
     }
 

@@ -65,12 +65,16 @@ impl PytestSettings {
         };
         Ok(values.map(|[files, classes, functions, norecursedirs]| {
             let defaults = PytestSettings::default();
-            PytestSettings::new(
+            let settings = PytestSettings::new(
                 files.as_deref().unwrap_or(defaults.files()),
                 classes.as_deref().unwrap_or(defaults.classes()),
                 functions.as_deref().unwrap_or(defaults.functions()),
-            )
-            .with_norecursedirs(norecursedirs.as_deref().unwrap_or(defaults.norecursedirs()))
+            );
+            // pytest's defaults, compiled once, unless the project sets its own.
+            match norecursedirs {
+                Some(norecursedirs) => settings.with_norecursedirs(&norecursedirs),
+                None => settings,
+            }
         }))
     }
 }

@@ -13,6 +13,22 @@ mod prune;
 
 pub use prune::{Directories, is_hidden, tool_directory};
 
+/// Fewer files than this are read and judged on the calling thread: the thread pool's start, and
+/// the memory each of its threads takes for itself (a stack, an allocator arena), cost a short
+/// check more than the threads save.
+pub const PARALLEL_FILES: usize = 8;
+
+/// `f` of each item, in order: on every core when there are [`PARALLEL_FILES`] items or more,
+/// else on the calling thread.
+pub fn map_files<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R> {
+    use rayon::prelude::*;
+    if items.len() >= PARALLEL_FILES {
+        items.into_par_iter().map(f).collect()
+    } else {
+        items.into_iter().map(f).collect()
+    }
+}
+
 /// The directory a file at `path` goes in, created if it is missing: its parent, or the current
 /// directory for a bare file name.
 pub fn create_parent(path: &Path) -> anyhow::Result<&Path> {

@@ -38,6 +38,8 @@ pub(super) struct Discoveries {
     modules: Arc<dyn ModuleSource>,
     /// pytest's defaults, for a directory no configuration file speaks for.
     defaults: Arc<Discovery>,
+    /// What Java's and Rust's runners read: nothing. One for every file.
+    nothing: Arc<Discovery>,
 }
 
 /// What one directory's own configuration files said, and their stamps when they were read.
@@ -58,6 +60,7 @@ impl Discoveries {
                 pytest: PytestSettings::default(),
                 modules: Some(modules.clone()),
             }),
+            nothing: Arc::default(),
             modules,
         }
     }
@@ -73,7 +76,7 @@ impl Discoveries {
     pub(super) fn for_file(&self, language: Language, path: &Path) -> Arc<Discovery> {
         match (language, path.parent()) {
             (Language::Python, Some(directory)) => self.for_directory(directory),
-            _ => Arc::default(),
+            _ => self.nothing.clone(),
         }
     }
 
