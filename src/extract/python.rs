@@ -139,20 +139,22 @@ impl Walk<'_> {
         }) else {
             return;
         };
-        let settings = self.settings;
-        let (scope, collects): (usize, Box<dyn Fn(&str) -> bool>) = match collector {
+        let (scope, unittest, only_unittest) = match collector {
             Collector::Module => return,
-            Collector::Class { scope, unittest } => (
-                scope,
-                Box::new(move |name: &str| {
-                    settings.collects_function(name) || (unittest && name.starts_with("test"))
-                }),
-            ),
-            Collector::TestCase { scope } => {
-                (scope, Box::new(|name: &str| name.starts_with("test")))
-            }
+            Collector::Class { scope, unittest } => (scope, unittest, false),
+            Collector::TestCase { scope } => (scope, true, true),
         };
-        for method in self.hierarchy.inherited(class, &*collects) {
+        let settings = self.settings;
+        let collects = |name: &str| {
+            (!only_unittest && settings.collects_function(name))
+                || (unittest && name.starts_with("test"))
+        };
+        // Methods of this file lie in other classes: their markers are found from the root.
+        let mut root = class_node;
+        while let Some(parent) = root.parent() {
+            root = parent;
+        }
+        for method in self.hierarchy.inherited(class, &collects) {
             let elsewhere = method.module.map(|module| Elsewhere {
                 module,
                 range: method.range.clone(),
@@ -163,15 +165,10 @@ impl Walk<'_> {
                 Some(_) => (name.byte_range(), name.byte_range()),
                 None => (method.range.clone(), method.name.clone()),
             };
-            if elsewhere.is_none() {
-                // The method lies in another class of the file: found from the root.
-                let mut root = class_node;
-                while let Some(parent) = root.parent() {
-                    root = parent;
-                }
-                if let Some(node) = root.descendant_for_byte_range(range.start, range.end) {
-                    self.markers_of(node);
-                }
+            if elsewhere.is_none()
+                && let Some(node) = root.descendant_for_byte_range(range.start, range.end)
+            {
+                self.markers_of(node);
             }
             self.found.candidates.push(Candidate {
                 range,
