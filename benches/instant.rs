@@ -240,15 +240,18 @@ fn walk(directory: &Path) -> Vec<PathBuf> {
 fn staged(repository: &Repository, runs: usize) {
     let root = &repository.root;
     stage_a_change(root);
-    // The repository's git directory keeps the cache (outside the working tree).
-    let cache = root.join(".git/flakesense");
+    // The repository's git directory keeps the cache (outside the working tree); binaries before
+    // commit 1a43bc6 (`FLAKESENSE_BENCH_BINARY`) kept it in `.flakesense/cache`.
+    let caches = [root.join(".git/flakesense"), root.join(".flakesense/cache")];
     // The files were written moments ago: let their modification times age, as a repository's
     // files have, so that the cache does not count them as possibly still changing.
     std::thread::sleep(Duration::from_secs(3));
     let arguments = ["check", "--staged", "--exit-zero"];
     let cold: Vec<Run> = (0..runs)
         .map(|_| {
-            let _ = std::fs::remove_dir_all(&cache);
+            for cache in &caches {
+                let _ = std::fs::remove_dir_all(cache);
+            }
             run(root, &arguments)
         })
         .collect();
