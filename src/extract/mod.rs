@@ -3,6 +3,7 @@
 
 mod budget;
 mod discovery;
+mod fnmatch;
 mod id;
 mod ignore;
 mod java;
@@ -22,10 +23,10 @@ pub use discovery::{DEFAULT_NORECURSEDIRS, Discovery, PytestSettings};
 pub use markers::Marker;
 pub use pytest_config::{CONFIG_FILES as PYTEST_CONFIG_FILES, ConfigError};
 pub use python_classes::{ModuleSource, PythonModule, module_paths};
+pub use python_inherit::{Elsewhere, Inherited};
 
 use std::borrow::Cow;
 use std::ops::Range;
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::language::Language;
@@ -64,28 +65,6 @@ pub struct TestMethod {
     /// For a test pytest collects in a class from a base class or mixin: that class, and the
     /// module defining the method when it is another file.
     pub inherited: Option<Inherited>,
-}
-
-/// Where a test a Python class inherits is collected and defined. pytest collects it in each
-/// collecting subclass, under the subclass's name; it runs with the subclass's set-up and
-/// fixtures.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Inherited {
-    /// The name of the class that collects the test, in this file.
-    pub class_name: Range<usize>,
-    /// The method when another module of the project defines it; `None` when this file does, at
-    /// the test's `range`. A test defined elsewhere has its `range` and `name_range` on the
-    /// collecting class's name (where a report points), and its `code` from that module.
-    pub elsewhere: Option<Elsewhere>,
-}
-
-/// A test method defined in another module of the project.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Elsewhere {
-    pub module: Arc<PythonModule>,
-    /// The method in the module's text, decorators included.
-    pub range: Range<usize>,
-    pub name_range: Range<usize>,
 }
 
 /// What extraction found in one file.
@@ -390,7 +369,7 @@ fn find_tests(
             .as_ref()
             .and_then(|inherited| inherited.elsewhere.as_ref())
         {
-            test.ignored = ignored_in_module(elsewhere);
+            test.ignored = python_inherit::ignored_in_module(elsewhere);
         }
     }
     Extraction {
@@ -398,22 +377,6 @@ fn find_tests(
         has_syntax_errors,
         incomplete,
     }
-}
-
-/// Whether a `flakesense: ignore` comment in a module silences its method at `elsewhere`.
-fn ignored_in_module(elsewhere: &Elsewhere) -> bool {
-    let module = &elsewhere.module;
-    let comments = walk::comments(module.tree.root_node(), &module.text, Language::Python);
-    let above = layout::comments_directly_above(&module.text, &comments, elsewhere.range.start);
-    ignore::ignored_tests(
-        &module.text,
-        &comments,
-        std::slice::from_ref(&elsewhere.range),
-        std::slice::from_ref(&above),
-    )
-    .first()
-    .copied()
-    .unwrap_or(false)
 }
 
 /// The run of `items` (sorted by start, not overlapping) that lies within `span`.

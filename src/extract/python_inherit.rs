@@ -13,6 +13,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::python_classes::{ClassDef, ClassTable, Import, ModuleSource, PythonModule};
+use crate::language::Language;
 
 /// Classes of a hierarchy looked at, at most: real ones have a handful.
 const MAX_CLASSES: usize = 16;
@@ -167,6 +168,45 @@ impl Hierarchy<'_> {
             _ => None,
         }
     }
+}
+
+/// Where a test a Python class inherits is collected and defined. pytest collects it in each
+/// collecting subclass, under the subclass's name; it runs with the subclass's set-up and
+/// fixtures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inherited {
+    /// The name of the class that collects the test, in this file.
+    pub class_name: Range<usize>,
+    /// The method when another module of the project defines it; `None` when this file does, at
+    /// the test's `range`. A test defined elsewhere has its `range` and `name_range` on the
+    /// collecting class's name (where a report points), and its `code` from that module.
+    pub elsewhere: Option<Elsewhere>,
+}
+
+/// A test method defined in another module of the project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Elsewhere {
+    pub module: Arc<PythonModule>,
+    /// The method in the module's text, decorators included.
+    pub range: Range<usize>,
+    pub name_range: Range<usize>,
+}
+
+/// Whether a `flakesense: ignore` comment in a module silences its method at `elsewhere`.
+pub(super) fn ignored_in_module(elsewhere: &Elsewhere) -> bool {
+    let module = &elsewhere.module;
+    let comments = super::walk::comments(module.tree.root_node(), &module.text, Language::Python);
+    let above =
+        super::layout::comments_directly_above(&module.text, &comments, elsewhere.range.start);
+    super::ignore::ignored_tests(
+        &module.text,
+        &comments,
+        std::slice::from_ref(&elsewhere.range),
+        std::slice::from_ref(&above),
+    )
+    .first()
+    .copied()
+    .unwrap_or(false)
 }
 
 /// A module path and a name inside it: `pkg` and `base` give `pkg.base`, `.` and `base` give
