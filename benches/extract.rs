@@ -130,9 +130,9 @@ fn main() {
             tree: &tree,
         };
         let read = median(|| {
-            Resolver::new(language, file, &[], &tests);
+            Resolver::new(language, file, &[], &[], &tests);
         });
-        let resolver = Resolver::new(language, file, &[], &tests);
+        let resolver = Resolver::new(language, file, &[], &[], &tests);
         let middle = &tests[TESTS / 2];
         let one = median(|| assert!(resolver.context(middle).len() >= 3));
         let every = median(|| {

@@ -5,16 +5,21 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::context;
 use crate::extract::{self, TestMethod};
 use crate::index::Index;
 use crate::language::Language;
 use crate::predict::{self, Prediction};
 use crate::prevalence::Prevalence;
-use crate::signals::{self, FileScan, Place, Region, Signals};
+use crate::signals::{self, Signals};
 
 /// Files larger than this are skipped: generated code, not tests someone is writing.
 pub const MAX_FILE_BYTES: usize = 2 * 1024 * 1024;
+
+mod in_context;
+
+pub use in_context::{
+    ParsedFile, SourceTree, base_files, resolver, signals_in_context, signals_of,
+};
 
 /// When a prediction is worth reporting, and how loudly.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -79,6 +84,19 @@ pub fn hint(language: Language, prediction: &Prediction) -> String {
 /// The hint for a test whose flakiness has no known cause.
 pub const GENERAL_HINT: &str = "Consider what the test waits for or shares with other tests (time, threads, network, files, global state), and confirm by rerunning it many times.";
 
+/// A score as every output writes it: two decimals, cut rather than rounded, so that a score
+/// below a threshold never reads as the threshold itself (0.4959, not flagged at 0.5, is
+/// "0.49", not "0.50"; 0.9999 is "0.99", never a certain "1.00").
+pub fn score_text(score: f64) -> String {
+    // Rounded at the ninth decimal first, so that a score of exactly 0.95 (stored as
+    // 0.94999999999999996) still reads 0.95.
+    let text = format!("{score:.9}");
+    match text.split_once('.') {
+        Some((whole, decimals)) => format!("{whole}.{}", &decimals[..2]),
+        None => text,
+    }
+}
+
 /// How alike two tests are, as every output shows it: 1 - the cosine distance of their vectors.
 pub fn similarity(neighbor: &predict::Neighbor) -> f64 {
     1.0 - neighbor.distance
@@ -138,136 +156,6 @@ pub struct TestReport {
     pub prediction: Prediction,
     /// `None` when the test is not reported: below the thresholds, or marked `flakesense: ignore`.
     pub severity: Option<Severity>,
-}
-
-/// A parsed source file and what the catalogue of signals finds in it: what judging its tests
-/// in their context needs. Built once per version of a file.
-pub struct SourceTree<'a> {
-    pub language: Language,
-    /// The path as ids and evidence show it (repository-relative, `/`-separated).
-    pub path: &'a str,
-    pub text: &'a str,
-    pub tree: &'a tree_sitter::Tree,
-    pub scan: FileScan,
-}
-
-impl<'a> SourceTree<'a> {
-    pub fn new(
-        language: Language,
-        path: &'a str,
-        text: &'a str,
-        tree: &'a tree_sitter::Tree,
-    ) -> SourceTree<'a> {
-        SourceTree {
-            language,
-            path,
-            text,
-            tree,
-            scan: signals::scan(language, text, tree),
-        }
-    }
-}
-
-/// A file read, parsed and scanned once and shared: a `conftest.py` many test files take their
-/// fixtures from.
-#[derive(Debug)]
-pub struct ParsedFile {
-    pub language: Language,
-    /// Repository-relative, `/`-separated.
-    pub path: String,
-    pub text: String,
-    pub tree: tree_sitter::Tree,
-    pub scan: FileScan,
-}
-
-impl ParsedFile {
-    pub fn new(language: Language, path: String, text: String) -> Option<ParsedFile> {
-        let tree = extract::parse(language, &text, None)?;
-        let scan = signals::scan(language, &text, &tree);
-        Some(ParsedFile {
-            language,
-            path,
-            text,
-            tree,
-            scan,
-        })
-    }
-}
-
-/// The signals of each test of a file (in the order given): in the test's own code and in what
-/// it runs ([`context`]): set-up, fields, fixtures (found in its file and in `conftests`, the
-/// `conftest.py` files that apply to a Python file, nearest first), parameter sources, helpers.
-/// `tests` must be all the tests of the file: none is ever another's context.
-pub fn signals_of(
-    file: &SourceTree<'_>,
-    conftests: &[Arc<ParsedFile>],
-    tests: &[TestMethod],
-) -> Vec<Signals> {
-    let resolver = resolver(file, conftests, tests);
-    tests
-        .iter()
-        .map(|test| signals_in_context(file, conftests, test, &resolver.context(test)))
-        .collect()
-}
-
-/// What resolves the context of the tests of `file` (all of them, see [`signals_of`]).
-pub fn resolver<'a>(
-    file: &SourceTree<'a>,
-    conftests: &'a [Arc<ParsedFile>],
-    tests: &[TestMethod],
-) -> context::Resolver<'a> {
-    let conftest_sources: Vec<context::SourceFile<'a>> = conftests
-        .iter()
-        .map(|conftest| context::SourceFile {
-            source: &conftest.text,
-            tree: &conftest.tree,
-        })
-        .collect();
-    context::Resolver::new(
-        file.language,
-        context::SourceFile {
-            source: file.text,
-            tree: file.tree,
-        },
-        &conftest_sources,
-        tests,
-    )
-}
-
-/// The signals of one test of `file` that runs `units` (see [`context::Resolver::context`]).
-pub fn signals_in_context(
-    file: &SourceTree<'_>,
-    conftests: &[Arc<ParsedFile>],
-    test: &TestMethod,
-    units: &[context::ContextUnit],
-) -> Signals {
-    let mut regions = vec![Region {
-        scan: &file.scan,
-        range: test.range.clone(),
-        place: Place::Test,
-        called_at: None,
-        cleanup: false,
-    }];
-    for unit in units {
-        let (scan, path) = match unit.file.and_then(|index| conftests.get(index)) {
-            Some(conftest) => (&conftest.scan, Some(conftest.path.clone())),
-            None => (&file.scan, None),
-        };
-        regions.push(Region {
-            scan,
-            range: unit.range.clone(),
-            place: Place::Context {
-                kind: unit.kind.describe(),
-                name: unit.name.clone(),
-                path,
-            },
-            called_at: unit.anchor.map(|anchor| anchor.at),
-            cleanup: unit.anchor.is_some_and(|anchor| anchor.cleanup),
-        });
-    }
-    let mut signals = signals::detect_regions(file.language, &regions);
-    signals.size = signals::size_features(&file.text[test.range.clone()]);
-    signals
 }
 
 /// Judges one test: its code finds the neighbours, its signals (see [`signals_of`]) feed the

@@ -139,7 +139,7 @@ fn read_repository(language: Language, folder: &Path) -> Result<Repository> {
         .filter(|path| {
             surroundings
                 .discovery(language, path)
-                .collects_file(language, path)
+                .collects_walked(language, path, &snapshot)
         })
         .map(|path| {
             let relative = relative(&snapshot, path);

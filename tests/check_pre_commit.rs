@@ -1,10 +1,11 @@
-//! This repository's `.pre-commit-hooks.yaml`, run by the real `pre-commit` on a temporary
-//! repository: a commit that stages a flaky-looking test is refused, a clean one goes through.
+//! This repository's `.pre-commit-hooks.yaml`, and the README's `.pre-commit-config.yaml` as
+//! written, run by the real `pre-commit` on a temporary repository: a commit that stages a
+//! flaky-looking test is refused, a clean one goes through.
 //!
-//! The test uses the `flakesense-system` hook with `PATH` leading to the freshly built binary;
+//! The tests use hooks of `language: system` with `PATH` leading to the freshly built binary;
 //! the `language: rust` hook has the same entry but would compile the crate inside pre-commit's
-//! cache. `.ci/run` installs pre-commit (`pip install pre-commit`); where it is absent the test
-//! says so and skips.
+//! cache. `.ci/run` installs pre-commit (`pip install pre-commit`); where it is absent the tests
+//! say so and skip.
 
 mod common;
 
@@ -12,7 +13,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{binary, command, run_ok, tiny_model, tool_available, write};
+use common::{binary, command, fixtures, readme_block, run_ok, tiny_model, tool_available, write};
 
 const FLAKY_LOOKING: &str = r#"import time
 
@@ -78,6 +79,74 @@ fn hooks_repository(directory: &Path) -> String {
         .to_string()
 }
 
+/// A developer whose `PATH` leads to the freshly built flakesense first.
+fn developer(directory: &Path) -> Developer {
+    let binary_directory = Path::new(binary()).parent().unwrap();
+    Developer {
+        path: std::env::join_paths(std::iter::once(binary_directory.to_path_buf()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .unwrap(),
+        cache: directory.join("pre-commit-cache"),
+    }
+}
+
+#[test]
+fn the_readmes_pre_commit_configuration_works_as_written() {
+    if !tool_available("pre-commit") {
+        println!("skipped: `pre-commit` is not installed (pip install pre-commit)");
+        return;
+    }
+    let directory = tempfile::tempdir().unwrap();
+    let project = directory.path().join("project");
+    let developer = developer(directory.path());
+    let configuration = readme_block("**pre-commit.**", "yaml");
+    assert!(
+        !configuration.contains("OWNER"),
+        "the README's snippet must work as written:\n{configuration}"
+    );
+    write(&project, ".pre-commit-config.yaml", &configuration);
+    write(&project, "README.md", "A project.\n");
+    developer.run_ok("git", &["init", "-q", "-b", "main"], &project);
+    developer.run_ok("git", &["add", "-A"], &project);
+    developer.run_ok("git", &["commit", "-q", "-m", "base"], &project);
+    developer.run_ok("pre-commit", &["install"], &project);
+    let base = developer.run_ok("git", &["rev-parse", "HEAD"], &project);
+
+    // The demo's waiting test, judged by the shipped models: the commit is refused.
+    let flaky = std::fs::read_to_string(fixtures().join("demo/tests/test_status_page.py")).unwrap();
+    write(&project, "tests/test_status_page.py", &flaky);
+    developer.run_ok("git", &["add", "-A"], &project);
+    let refused = developer.run("git", &["commit", "-m", "a status page test"], &project);
+    let output = text(&refused);
+    assert!(
+        !refused.status.success(),
+        "the commit went through:\n{output}"
+    );
+    assert!(
+        output.contains("test_status_page_reports_healthy_after_restart is likely flaky"),
+        "{output}"
+    );
+    assert_eq!(
+        developer.run_ok("git", &["rev-parse", "HEAD"], &project),
+        base
+    );
+
+    // A clean test goes through.
+    write(&project, "tests/test_status_page.py", CLEAN);
+    developer.run_ok("git", &["add", "-A"], &project);
+    let accepted = developer.run("git", &["commit", "-m", "a math test"], &project);
+    let output = text(&accepted);
+    assert!(
+        accepted.status.success(),
+        "the commit was refused:\n{output}"
+    );
+    assert!(
+        output.contains("flakesense (likely flaky tests)"),
+        "{output}"
+    );
+}
+
 #[test]
 fn pre_commit_refuses_a_flaky_looking_staged_test_and_accepts_a_clean_one() {
     if !tool_available("pre-commit") {
@@ -88,14 +157,7 @@ fn pre_commit_refuses_a_flaky_looking_staged_test_and_accepts_a_clean_one() {
     let hooks = directory.path().join("hooks");
     let revision = hooks_repository(&hooks);
     let project = directory.path().join("project");
-    let binary_directory = Path::new(binary()).parent().unwrap();
-    let developer = Developer {
-        path: std::env::join_paths(std::iter::once(binary_directory.to_path_buf()).chain(
-            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-        ))
-        .unwrap(),
-        cache: directory.path().join("pre-commit-cache"),
-    };
+    let developer = developer(directory.path());
 
     write(
         &project,

@@ -72,11 +72,12 @@ fn write_files(root: &Path, files: &BTreeMap<String, String>) {
 }
 
 /// Every file, directory and link under `root` with its content, to show nothing changed, except
-/// the cache of the workspace's signal shares (`.flakesense/cache`), which any run may write.
+/// the cache of the workspace's signal shares, which any run may write in git's directory
+/// (`.git/flakesense`): that is not the working tree.
 fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut seen = BTreeMap::new();
     let mut pending = vec![root.to_path_buf()];
-    let (flakesense, cache) = (root.join(".flakesense"), root.join(".flakesense/cache"));
+    let (flakesense, cache) = (root.join(".flakesense"), root.join(".git/flakesense"));
     while let Some(directory) = pending.pop() {
         for entry in std::fs::read_dir(&directory).unwrap() {
             let path = entry.unwrap().path();

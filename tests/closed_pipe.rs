@@ -38,7 +38,14 @@ fn commands(out: &Path) -> Vec<(Vec<String>, i32)> {
 
 fn flakesense(args: &[String]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_flakesense"));
-    command.args(args).stdin(Stdio::null());
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        // The cache of signal shares of workspaces outside git goes here, not in the user's.
+        .env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+        );
     command
 }
 

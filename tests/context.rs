@@ -12,12 +12,13 @@ use flakesense::extract::{decode_source, extract_tests_from_tree, parse};
 use flakesense::language::Language;
 
 /// The test files, as paths under `tests/fixtures/context/`.
-const FIXTURES: [&str; 6] = [
+const FIXTURES: [&str; 7] = [
     "java/AccountServiceTest.java",
     "java/LegacyTests.java",
     "java/ShippingNgTest.java",
     "python/api/test_orders.py",
     "python/test_accounts.py",
+    "python/test_mixins.py",
     "rust/server_tests.rs",
 ];
 
@@ -175,6 +176,11 @@ fn python_unittest_set_up_in_a_base_class() {
 }
 
 #[test]
+fn python_a_mixins_test_runs_in_each_class_that_collects_it() {
+    insta::assert_snapshot!(snapshot("python/test_mixins.py"));
+}
+
+#[test]
 fn rust_helpers_and_rstest_fixtures() {
     insta::assert_snapshot!(snapshot("rust/server_tests.rs"));
 }
@@ -221,7 +227,7 @@ fn one_test_resolved_alone_gets_what_resolving_the_whole_file_gives_it() {
             })
             .collect();
         let all = resolve(language, file, &extra, &tests);
-        let resolver = Resolver::new(language, file, &extra, &tests);
+        let resolver = Resolver::new(language, file, &extra, &[], &tests);
         for (test, units) in tests.iter().zip(&all).rev() {
             assert_eq!(&resolver.context(test), units, "{}", test.id);
         }

@@ -47,6 +47,11 @@ impl Shop {
 fn flakesense(arguments: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_flakesense"))
         .args(arguments)
+        // The cache of signal shares of workspaces outside git goes here, not in the user's.
+        .env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+        )
         .output()
         .expect("the binary runs")
 }
@@ -55,6 +60,11 @@ fn flakesense(arguments: &[&str]) -> Output {
 fn flakesense_in(directory: &Path, arguments: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_flakesense"))
         .args(arguments)
+        // The cache of signal shares of workspaces outside git goes here, not in the user's.
+        .env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+        )
         .current_dir(directory)
         .output()
         .expect("the binary runs")

@@ -22,6 +22,11 @@ async fn start() -> (LspClient, Child, tempfile::TempDir) {
     let workspace = tempfile::tempdir().expect("a temporary directory");
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_flakesense"))
         .arg("serve")
+        // The cache of signal shares of workspaces outside git goes here, not in the user's.
+        .env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+        )
         .current_dir(workspace.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -186,6 +191,11 @@ async fn shutdown_with_null_params_then_the_end_of_input_exits_with_0() {
     let workspace = tempfile::tempdir().expect("a temporary directory");
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_flakesense"))
         .arg("serve")
+        // The cache of signal shares of workspaces outside git goes here, not in the user's.
+        .env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+        )
         .current_dir(workspace.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -154,6 +154,25 @@ async fn a_flaky_list_adds_a_label_and_silences_nothing_and_every_front_end_agre
     );
     assert!(after.contains_key(LISTED), "the listed test is flagged");
 
+    // `predict` shows the tests no source named as unlabelled, never as "not flaky": the
+    // Python file's tests are each other's (and their own) neighbours in the project index.
+    let predicted = flakesense(root, &["predict", "--format", "json", PYTHON]);
+    let neighbours: Vec<&Value> = predicted
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|test| test["neighbors"].as_array().unwrap())
+        .collect();
+    assert!(
+        neighbours
+            .iter()
+            .any(|neighbour| neighbour["label"] == "unlabelled" && neighbour["flaky"] == false),
+        "{neighbours:?}"
+    );
+    let text = common::run_ok(common::binary(), &["predict", PYTHON], root);
+    assert!(text.contains(" unlabelled "), "{text}");
+    assert!(!text.contains("not flaky"), "{text}");
+
     // A person marks the sleeping Java test not flaky: that decides.
     let source = std::fs::read_to_string(root.join(JAVA)).unwrap();
     let test = extract_tests(Language::Java, JAVA, &source)

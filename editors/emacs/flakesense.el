@@ -36,8 +36,10 @@
 ;;     rass -- jdtls -- flakesense serve
 ;;
 ;;   `flakesense-eglot-companions' names the servers that run beside
-;;   flakesense in each mode.  With `flakesense-eglot-multiplexer' set to
-;;   nil, flakesense runs alone instead, and those buffers lose the
+;;   flakesense in each mode; those not installed are left out (with a
+;;   message), and without any of them, or without rass, flakesense
+;;   runs alone.  With `flakesense-eglot-multiplexer' set to nil,
+;;   flakesense runs alone instead, and those buffers lose the
 ;;   language's own server.  Another multiplexer, lspx, takes `--lsp' once
 ;;   per server (lspx --lsp "rust-analyzer" --lsp "flakesense serve"); it
 ;;   is not wired up here, but that command can go into
@@ -160,13 +162,32 @@ vectors, so that they become JSON arrays."
 (defvar flakesense--eglot-entries nil
   "The entries `flakesense-eglot-setup' added to `eglot-server-programs'.")
 
+(defun flakesense--installed (companions)
+  "The commands of COMPANIONS whose program is installed.
+The others are named in a message: a server that cannot start would
+end rass, and eglot with it (\"Server died\")."
+  (let ((installed (cl-remove-if-not
+                    (lambda (command) (executable-find (car command)))
+                    companions)))
+    (dolist (command (cl-set-difference companions installed :test #'eq))
+      (message "flakesense: %s is not installed; flakesense runs without it"
+               (car command)))
+    installed))
+
 (defun flakesense-eglot-contact (companions)
   "A contact for `eglot-server-programs': flakesense, beside COMPANIONS.
-A function, so that the settings are read whenever a server starts."
+A function, so that the settings are read whenever a server starts.
+Companions that are not installed are left out, and without any (or
+without rass) flakesense runs alone."
   (lambda (&rest _)
-    (let ((settings (flakesense-settings))
-          (flakesense (list flakesense-program "serve")))
-      (if (and (eq flakesense-eglot-multiplexer 'rass) companions)
+    (let* ((settings (flakesense-settings))
+           (flakesense (list flakesense-program "serve"))
+           (companions (and (eq flakesense-eglot-multiplexer 'rass)
+                            (flakesense--installed companions)))
+           (rass (and companions (executable-find "rass"))))
+      (when (and companions (not rass))
+        (message "flakesense: rass is not installed (pip install rassumfrassum); flakesense runs alone"))
+      (if rass
           ;; rass gives every server the same initialization options,
           ;; except the value of the key "rass": its keys are patterns
           ;; matched against each server's name, and the matching value

@@ -126,10 +126,10 @@ pub(super) fn load_file(target: &Target, surroundings: &workspace::SurroundingsR
         )));
     }
     let surroundings = surroundings.for_file(file.language, &target.absolute);
-    if target.walked
+    if let Some(walked_from) = &target.walked_from
         && !surroundings
             .discovery
-            .collects_file(file.language, &target.absolute)
+            .collects_walked(file.language, &target.absolute, walked_from)
     {
         return Loaded::Done(None);
     }

@@ -24,7 +24,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use rayon::prelude::*;
 
 use crate::analysis::{self, Models, ReadTests, Severity, Thresholds};
 use crate::config::Config;
@@ -70,7 +69,7 @@ pub struct CheckArgs {
     /// Exit with 0 even when tests are flagged (errors still exit with 2)
     #[arg(long)]
     exit_zero: bool,
-    /// Count the workspace's signal shares without reading or writing .flakesense/cache
+    /// Count the workspace's signal shares without reading or writing their cache
     #[arg(long)]
     no_cache: bool,
 }
@@ -193,39 +192,37 @@ pub fn judge(args: &CheckArgs) -> Result<Report> {
 
     let progress = Progress::new(targets.len() as u64, started);
     let surroundings = workspace::SurroundingsReader::new(&workspace_root);
-    let loaded: Vec<Loaded> = targets
-        .par_iter()
-        .map(|target| load_file(target, &surroundings))
-        .collect();
+    let loaded: Vec<Loaded> = files::map_files(targets.iter().collect(), |target| {
+        load_file(target, &surroundings)
+    });
     if models.has_prior() {
         // However few tests are judged, the prior weighs their signals against the whole
         // workspace's, as the editor does; when every file is judged, they are at hand.
         models.prevalence = Arc::new(if whole_workspace {
-            loaded
-                .par_iter()
-                .map(|loaded| match loaded {
-                    Loaded::Tests(file, read, _) => workspace::tally(file.language, &read.signals),
-                    Loaded::Done(_) => Prevalence::default(),
-                })
-                .reduce(Prevalence::default, Prevalence::merged)
+            files::map_files(loaded.iter().collect(), |loaded| match loaded {
+                Loaded::Tests(file, read, _) => workspace::tally(file.language, &read.signals),
+                Loaded::Done(_) => Prevalence::default(),
+            })
+            .into_iter()
+            .reduce(Prevalence::merged)
+            .unwrap_or_default()
         } else {
             workspace::prevalence(&workspace_root, &exclude, !args.no_cache)
         });
     }
-    let outcomes: Vec<Option<FileOutcome>> = targets
-        .par_iter()
-        .zip(loaded)
-        .map(|(target, loaded)| {
-            let outcome = match loaded {
-                Loaded::Tests(file, read, discovery) => {
-                    judge_file(target, file, read, &discovery, &models, &settings).map(Some)
-                }
-                Loaded::Done(outcome) => Ok(outcome),
-            };
-            progress.advance();
-            outcome
-        })
-        .collect::<Result<_>>()?;
+    let pairs: Vec<(&Target, Loaded)> = targets.iter().zip(loaded).collect();
+    let outcomes: Vec<Option<FileOutcome>> = files::map_files(pairs, |(target, loaded)| {
+        let outcome = match loaded {
+            Loaded::Tests(file, read, discovery) => {
+                judge_file(target, file, read, &discovery, &models, &settings).map(Some)
+            }
+            Loaded::Done(outcome) => Ok(outcome),
+        };
+        progress.advance();
+        outcome
+    })
+    .into_iter()
+    .collect::<Result<_>>()?;
     progress.finish();
 
     let mut summary = Summary::default();
@@ -317,7 +314,7 @@ mod tests {
             source: Source::Disk,
             base,
             named: false,
-            walked: false,
+            walked_from: None,
         }
     }
 

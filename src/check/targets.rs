@@ -29,9 +29,10 @@ pub(super) struct Target {
     pub(super) base: Base,
     /// Named on the command line: a file that is not Java, Python or Rust is reported.
     pub(super) named: bool,
-    /// Found by walking a directory: a Python file pytest would not collect (`python_files`) is
-    /// passed over, as pytest passes it over. Named files and the files of a change are judged.
-    pub(super) walked: bool,
+    /// The directory it was found by walking: a Python file pytest would not collect
+    /// (`python_files`, or below a directory of `norecursedirs`) is passed over, as pytest passes
+    /// it over. Named files and the files of a change are judged.
+    pub(super) walked_from: Option<PathBuf>,
 }
 
 /// The files to judge, their paths relative to the repository's top level (else the workspace
@@ -102,7 +103,9 @@ pub(super) fn collect(
                 relative: relative_path(&absolute, &root),
                 display: display_path(&absolute, current),
                 named: named.contains(&absolute),
-                walked: !named.contains(&absolute),
+                walked_from: (!named.contains(&absolute))
+                    .then(|| walk_root(&roots, &absolute))
+                    .flatten(),
                 absolute,
                 source: Source::Disk,
                 base: Base::None,
@@ -175,6 +178,8 @@ pub(super) fn changed_targets(
     exclude: &globset::GlobSet,
     current: &Path,
 ) -> Result<Vec<Target>> {
+    let mut directories = files::Directories::default();
+    let surroundings = workspace::SurroundingsReader::new(workspace_root);
     let changed: Vec<ChangedFile> = changed
         .into_iter()
         .filter(|file| {
@@ -183,7 +188,17 @@ pub(super) fn changed_targets(
             let maybe_source = Language::from_path(path).is_some() || path.extension().is_none();
             let wanted = named.is_empty() || named.iter().any(|name| absolute.starts_with(name));
             let excluded = exclude.is_match(absolute.strip_prefix(workspace_root).unwrap_or(path));
-            maybe_source && wanted && !excluded
+            maybe_source
+                && wanted
+                && !excluded
+                && runners_look_there(
+                    file,
+                    &absolute,
+                    named,
+                    workspace_root,
+                    &mut directories,
+                    &surroundings,
+                )
         })
         .collect();
     let ids: Vec<&str> = changed
@@ -221,10 +236,47 @@ pub(super) fn changed_targets(
             source,
             base,
             named: false,
-            walked: false,
+            walked_from: None,
         });
     }
     Ok(targets)
+}
+
+/// Whether the runners would meet the changed file at `absolute` walking the workspace (or the
+/// path named that holds it): none of its directories is hidden, a virtual environment, a build
+/// tool's output or, for Python, one of pytest's `norecursedirs`. A change lists the files of an
+/// untracked `.venv` one by one, and its `lib64` link to a directory as a file: neither is a test
+/// of the project.
+fn runners_look_there(
+    file: &ChangedFile,
+    absolute: &Path,
+    named: &[PathBuf],
+    workspace_root: &Path,
+    directories: &mut files::Directories,
+    surroundings: &workspace::SurroundingsReader,
+) -> bool {
+    if file.new == NewVersion::WorkingTree && absolute.is_dir() {
+        return false;
+    }
+    let from = walk_root(named, absolute).unwrap_or_else(|| workspace_root.to_path_buf());
+    if !directories.entered(&from, absolute) {
+        return false;
+    }
+    match Language::from_path(absolute) {
+        Some(language @ Language::Python) => surroundings
+            .discovery(language, absolute)
+            .enters_directories(language, absolute, &from),
+        _ => true,
+    }
+}
+
+/// The directory of `roots` a walk found `path` in: the deepest that holds it.
+fn walk_root(roots: &[PathBuf], path: &Path) -> Option<PathBuf> {
+    roots
+        .iter()
+        .filter(|root| path.starts_with(root))
+        .max_by_key(|root| root.components().count())
+        .cloned()
 }
 
 /// The top level of the git working tree holding `directory`, found without running git; the

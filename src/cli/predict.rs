@@ -39,7 +39,7 @@ pub struct PredictArgs {
     sigma: Option<f64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// Count the workspace's signal shares without reading or writing .flakesense/cache
+    /// Count the workspace's signal shares without reading or writing their cache
     #[arg(long)]
     no_cache: bool,
 }
@@ -99,6 +99,9 @@ struct NeighborView {
     id: String,
     project: String,
     flaky: bool,
+    /// `flaky`, `stable` (someone said so) or `unlabelled` (no source named it: no evidence
+    /// either way, and no vote).
+    label: &'static str,
     categories: Vec<Category>,
     /// 1 - the cosine distance.
     similarity: f64,
@@ -236,6 +239,7 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
                         id: neighbor.id,
                         project: neighbor.project,
                         flaky: neighbor.flaky,
+                        label: neighbor.label.name(),
                         categories: neighbor.categories,
                     })
                     .collect(),
@@ -325,12 +329,12 @@ fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
         };
         writeln!(
             out,
-            "{}:{}:{}: {} score {:.2}: {verdict_text}",
+            "{}:{}:{}: {} score {}: {verdict_text}",
             escape(&verdict.path),
             verdict.line,
             verdict.column,
             escape(&verdict.id),
-            verdict.score
+            analysis::score_text(verdict.score)
         )?;
         for mechanism in &verdict.mechanisms {
             writeln!(
@@ -360,9 +364,9 @@ fn write_text(out: &mut impl Write, verdicts: &[TestVerdict]) -> Result<()> {
         for neighbor in &verdict.neighbors {
             writeln!(
                 out,
-                "    similarity {:.2}  {:<9} {} ({}){}",
+                "    similarity {:.2}  {:<10} {} ({}){}",
                 neighbor.similarity,
-                if neighbor.flaky { "flaky" } else { "not flaky" },
+                neighbor.label,
                 escape(&neighbor.id),
                 escape(&neighbor.project),
                 Category::bracketed(&neighbor.categories)

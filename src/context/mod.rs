@@ -117,7 +117,7 @@ pub fn resolve(
     conftests: &[SourceFile],
     tests: &[TestMethod],
 ) -> Vec<Vec<ContextUnit>> {
-    let resolver = Resolver::new(language, file, conftests, tests);
+    let resolver = Resolver::new(language, file, conftests, &[], tests);
     tests.iter().map(|test| resolver.context(test)).collect()
 }
 
@@ -136,14 +136,36 @@ enum Definitions<'a> {
     Foreign,
 }
 
+/// The modules of the project that define test methods `tests` inherit ([`TestMethod::inherited`]),
+/// each once, in the order of the tests: a unit of the `i`-th is `conftests.len() + i` among a
+/// [`Resolver`]'s extra files.
+pub fn base_modules(tests: &[TestMethod]) -> Vec<std::sync::Arc<crate::extract::PythonModule>> {
+    let mut modules: Vec<std::sync::Arc<crate::extract::PythonModule>> = Vec::new();
+    let elsewhere = tests
+        .iter()
+        .filter_map(|test| test.inherited.as_ref()?.elsewhere.as_ref());
+    for elsewhere in elsewhere {
+        if !modules
+            .iter()
+            .any(|known| known.path == elsewhere.module.path)
+        {
+            modules.push(elsewhere.module.clone());
+        }
+    }
+    modules
+}
+
 impl<'a> Resolver<'a> {
     /// Reads `file` and, for Python, the `conftest.py` files that apply to it, nearest directory
-    /// first (see [`conftest_candidates`]). `tests` are all the tests extracted from `file`: none
-    /// of them is ever a unit of another.
+    /// first (see [`conftest_candidates`]), and the modules (path and file) that define methods
+    /// its tests inherit ([`base_modules`]). `tests` are all the tests extracted from `file`: none
+    /// of them is ever a unit of another. A unit's `file` counts the conftest files, then the
+    /// modules.
     pub fn new(
         language: Language,
         file: SourceFile<'a>,
         conftests: &[SourceFile<'a>],
+        modules: &[(&'a str, SourceFile<'a>)],
         tests: &[TestMethod],
     ) -> Resolver<'a> {
         let grammar = language.grammar();
@@ -156,7 +178,14 @@ impl<'a> Resolver<'a> {
                     .copied()
                     .filter(|conftest| *conftest.tree.language() == grammar)
                     .collect();
-                Definitions::Python(python::PythonContext::new(file, &conftests, tests))
+                let modules: Vec<(&str, SourceFile)> = modules
+                    .iter()
+                    .copied()
+                    .filter(|(_, module)| *module.tree.language() == grammar)
+                    .collect();
+                Definitions::Python(python::PythonContext::new(
+                    file, &conftests, &modules, tests,
+                ))
             }
             Language::Rust => Definitions::Rust(rust::RustContext::new(file, tests)),
         };

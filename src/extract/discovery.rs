@@ -1,25 +1,42 @@
 //! How the test runners of a project find its tests, where a project can change it: pytest's
-//! `python_files`, `python_classes` and `python_functions` settings.
+//! `python_files`, `python_classes`, `python_functions` and `norecursedirs` settings.
 //!
 //! The rules follow pytest's documentation ("Changing naming conventions") and its collector:
 //! a class or function name is collected when it starts with one of the configured entries, or
 //! when an entry holding a glob character (`*`, `?`, `[`) matches it with `fnmatch`; a file is a
 //! test file when one of the `python_files` globs matches its base name, or its whole path for a
-//! glob holding a `/`. This module only holds the values and the predicates; reading them from
-//! the configuration files is [`super::pytest_config`]'s job, finding those files the caller's.
+//! glob holding a `/`; a directory is not entered when a `norecursedirs` glob matches it the same
+//! way. This module only holds the values and the predicates; reading them from the
+//! configuration files is [`super::pytest_config`]'s job, finding those files the caller's.
 
 use std::path::Path;
+use std::sync::Arc;
 
-use regex::Regex;
-
+use super::fnmatch::Patterns;
+use super::python_classes::ModuleSource;
 use crate::language::Language;
 
 /// What decides which files, classes and functions are tests, beyond a language's fixed rules.
 /// The default is each runner's own default.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Discovery {
     pub pytest: PytestSettings,
+    /// Where the other modules of the project are read from, for the test methods a class
+    /// inherits from them; `None`: only the file's own classes are looked at.
+    pub modules: Option<Arc<dyn ModuleSource>>,
 }
+
+impl PartialEq for Discovery {
+    fn eq(&self, other: &Self) -> bool {
+        let same_modules = match (&self.modules, &other.modules) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        self.pytest == other.pytest && same_modules
+    }
+}
+
+impl Eq for Discovery {}
 
 impl Discovery {
     /// Whether a file found by walking a directory is one the runner collects tests from. A file
@@ -32,7 +49,51 @@ impl Discovery {
             Language::Java | Language::Rust => true,
         }
     }
+
+    /// Whether the runner enters every directory between `walked_from` (the directory a walk
+    /// started from, entered whatever its name, as pytest enters a directory named on its
+    /// command line) and the file at `path`: pytest skips those `norecursedirs` matches. Java's
+    /// and Rust's runners have no such setting.
+    pub fn enters_directories(&self, language: Language, path: &Path, walked_from: &Path) -> bool {
+        match language {
+            Language::Python => path
+                .ancestors()
+                .skip(1)
+                .take_while(|directory| {
+                    *directory != walked_from && directory.starts_with(walked_from)
+                })
+                .all(|directory| self.pytest.recurses_into(directory)),
+            Language::Java | Language::Rust => true,
+        }
+    }
+
+    /// Whether a file found by walking from `walked_from` is one the runner collects: its name
+    /// ([`Discovery::collects_file`]) and its directories ([`Discovery::enters_directories`]).
+    pub fn collects_walked(&self, language: Language, path: &Path, walked_from: &Path) -> bool {
+        self.collects_file(language, path) && self.enters_directories(language, path, walked_from)
+    }
 }
+
+/// [`DEFAULT_NORECURSEDIRS`], compiled once per process.
+fn default_norecursedirs() -> Patterns {
+    static DEFAULTS: std::sync::OnceLock<Patterns> = std::sync::OnceLock::new();
+    DEFAULTS
+        .get_or_init(|| Patterns::new(&DEFAULT_NORECURSEDIRS.map(String::from)))
+        .clone()
+}
+
+/// pytest's default `norecursedirs`.
+pub const DEFAULT_NORECURSEDIRS: [&str; 9] = [
+    "*.egg",
+    ".*",
+    "_darcs",
+    "build",
+    "CVS",
+    "dist",
+    "node_modules",
+    "venv",
+    "{arch}",
+];
 
 /// pytest's collection settings, defaults filled in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,15 +101,23 @@ pub struct PytestSettings {
     files: Patterns,
     classes: Patterns,
     functions: Patterns,
+    norecursedirs: Patterns,
 }
 
 impl Default for PytestSettings {
+    /// pytest's defaults, compiled once per process: every Java and Rust file, and every Python
+    /// file without a configuration, has them.
     fn default() -> Self {
-        PytestSettings::new(
-            &["test_*.py", "*_test.py"].map(String::from),
-            &["Test".to_string()],
-            &["test".to_string()],
-        )
+        static DEFAULTS: std::sync::OnceLock<PytestSettings> = std::sync::OnceLock::new();
+        DEFAULTS
+            .get_or_init(|| {
+                PytestSettings::new(
+                    &["test_*.py", "*_test.py"].map(String::from),
+                    &["Test".to_string()],
+                    &["test".to_string()],
+                )
+            })
+            .clone()
     }
 }
 
@@ -59,6 +128,15 @@ impl PytestSettings {
             files: Patterns::new(files),
             classes: Patterns::new(classes),
             functions: Patterns::new(functions),
+            norecursedirs: default_norecursedirs(),
+        }
+    }
+
+    /// The same settings with these `norecursedirs` entries in place of pytest's defaults.
+    pub fn with_norecursedirs(self, norecursedirs: &[String]) -> PytestSettings {
+        PytestSettings {
+            norecursedirs: Patterns::new(norecursedirs),
+            ..self
         }
     }
 
@@ -77,22 +155,22 @@ impl PytestSettings {
         &self.functions.entries
     }
 
+    /// The `norecursedirs` entries.
+    pub fn norecursedirs(&self) -> &[String] {
+        &self.norecursedirs.entries
+    }
+
     /// Whether pytest collects `path` when it meets it walking a directory: a `python_files`
     /// glob without a `/` matches the base name, one with a `/` the whole path (pytest's
     /// `fnmatch_ex`, which prefixes a relative glob with `*/` to match an absolute path).
     pub fn collects_file(&self, path: &Path) -> bool {
-        let name = path
-            .file_name()
-            .map(|name| name.to_string_lossy())
-            .unwrap_or_default();
-        let whole = path.to_string_lossy().replace('\\', "/");
-        self.files.globs.iter().any(|glob| {
-            if glob.pattern.contains('/') {
-                glob.regex.is_match(&whole)
-            } else {
-                glob.regex.is_match(&name)
-            }
-        })
+        self.files.match_path(path)
+    }
+
+    /// Whether pytest enters the directory at `path` when it meets it walking its parent: not
+    /// when a `norecursedirs` glob matches it, as `python_files` globs match files.
+    pub fn recurses_into(&self, path: &Path) -> bool {
+        !self.norecursedirs.match_path(path)
     }
 
     /// Whether a class of this name is collected (`python_classes`).
@@ -104,130 +182,6 @@ impl PytestSettings {
     pub fn collects_function(&self, name: &str) -> bool {
         self.functions.prefix_or_glob(name)
     }
-}
-
-/// The entries of one setting, each with its compiled glob where it has glob characters.
-#[derive(Debug, Clone)]
-struct Patterns {
-    entries: Vec<String>,
-    globs: Vec<Glob>,
-}
-
-impl PartialEq for Patterns {
-    fn eq(&self, other: &Self) -> bool {
-        self.entries == other.entries
-    }
-}
-
-impl Eq for Patterns {}
-
-#[derive(Debug, Clone)]
-struct Glob {
-    pattern: String,
-    regex: Regex,
-}
-
-impl Patterns {
-    fn new(entries: &[String]) -> Patterns {
-        let globs = entries
-            .iter()
-            .filter_map(|entry| {
-                // Relative path globs match the end of an absolute path, as in `fnmatch_ex`.
-                let pattern = if entry.contains('/') && !entry.starts_with('/') {
-                    format!("*/{entry}")
-                } else {
-                    entry.clone()
-                };
-                Some(Glob {
-                    regex: fnmatch_regex(&pattern)?,
-                    pattern: entry.clone(),
-                })
-            })
-            .collect();
-        Patterns {
-            entries: entries.to_vec(),
-            globs,
-        }
-    }
-
-    /// pytest's `_matches_prefix_or_glob_option`: a prefix, or a glob where the entry has glob
-    /// characters.
-    fn prefix_or_glob(&self, name: &str) -> bool {
-        self.entries
-            .iter()
-            .any(|entry| name.starts_with(entry.as_str()))
-            || self
-                .globs
-                .iter()
-                .any(|glob| has_glob_characters(&glob.pattern) && glob.regex.is_match(name))
-    }
-}
-
-fn has_glob_characters(entry: &str) -> bool {
-    entry.contains(['*', '?', '['])
-}
-
-/// Python's `fnmatch.translate`: `*` any run of characters (`/` included), `?` one character,
-/// `[seq]` and `[!seq]` sets, everything else literal; the whole name must match. Case-sensitive,
-/// as `fnmatch.fnmatch` is on POSIX. `None` only for a set the regex engine refuses.
-fn fnmatch_regex(pattern: &str) -> Option<Regex> {
-    let chars: Vec<char> = pattern.chars().collect();
-    let mut regex = String::from("(?s)^");
-    let mut index = 0;
-    while let Some(&char) = chars.get(index) {
-        index += 1;
-        match char {
-            '*' => regex.push_str(".*"),
-            '?' => regex.push('.'),
-            '[' => {
-                // A set runs to the next `]`, a `]` right after the opening (or after `!`)
-                // being part of it; without a closing `]` the `[` is literal.
-                let mut end = index;
-                if chars.get(end) == Some(&'!') {
-                    end += 1;
-                }
-                if chars.get(end) == Some(&']') {
-                    end += 1;
-                }
-                while chars.get(end).is_some_and(|&char| char != ']') {
-                    end += 1;
-                }
-                if end >= chars.len() {
-                    regex.push_str("\\[");
-                    continue;
-                }
-                let mut set: String = chars[index..end].iter().collect();
-                index = end + 1;
-                let negated = set.starts_with('!');
-                if negated {
-                    set.remove(0);
-                }
-                regex.push('[');
-                if negated {
-                    regex.push('^');
-                }
-                // Every member is escaped but the `-` of a range: a leading `^`, and the `&&`,
-                // `--` and `~~` set operations of the regex engine, are literal in fnmatch.
-                let mut previous_dash = false;
-                for member in set.chars() {
-                    if member == '-' && !previous_dash {
-                        regex.push('-');
-                        previous_dash = true;
-                    } else {
-                        if member.is_ascii_punctuation() {
-                            regex.push('\\');
-                        }
-                        regex.push(member);
-                        previous_dash = false;
-                    }
-                }
-                regex.push(']');
-            }
-            other => regex.push_str(&regex::escape(&other.to_string())),
-        }
-    }
-    regex.push('$');
-    Regex::new(&regex).ok()
 }
 
 #[cfg(test)]
@@ -286,26 +240,63 @@ mod tests {
     }
 
     #[test]
-    fn fnmatch_sets_and_literals() {
-        let matches = |pattern: &str, name: &str| {
-            fnmatch_regex(pattern).is_some_and(|regex| regex.is_match(name))
+    fn norecursedirs_defaults_are_pytests_and_a_project_replaces_them() {
+        let defaults = PytestSettings::default();
+        for skipped in [
+            ".venv",
+            ".git",
+            "build",
+            "dist",
+            "venv",
+            "node_modules",
+            "x.egg",
+            "{arch}",
+        ] {
+            assert!(!defaults.recurses_into(Path::new(skipped)), "{skipped}");
+        }
+        assert!(defaults.recurses_into(Path::new("/repo/tests")));
+        assert!(defaults.recurses_into(Path::new("/repo/builder")));
+        let own = defaults.with_norecursedirs(&strings(&["docs", "tests/data/*"]));
+        assert!(!own.recurses_into(Path::new("/repo/docs")));
+        assert!(!own.recurses_into(Path::new("/repo/tests/data/big")));
+        assert!(own.recurses_into(Path::new("/repo/build")));
+        assert_eq!(own.norecursedirs(), ["docs", "tests/data/*"]);
+    }
+
+    #[test]
+    fn only_directories_below_the_start_of_a_walk_are_judged_by_name() {
+        let discovery = Discovery::default();
+        let walked_from = Path::new("/repo");
+        let python = |path: &str| {
+            discovery.enters_directories(Language::Python, Path::new(path), walked_from)
         };
-        assert!(matches("test_[ab].py", "test_a.py"));
-        assert!(!matches("test_[ab].py", "test_c.py"));
-        assert!(matches("test_[!ab].py", "test_c.py"));
-        assert!(!matches("test_[!ab].py", "test_a.py"));
-        assert!(matches("test_?.py", "test_x.py"));
-        assert!(!matches("test_?.py", "test_xy.py"));
-        // Regex characters are literal, an unclosed set too.
-        assert!(matches("a.b+(c)", "a.b+(c)"));
-        assert!(!matches("a.b", "axb"));
-        assert!(matches("test_[x", "test_[x"));
-        assert!(matches("[]]x", "]x"));
-        assert!(matches("[^a]", "^"));
-        assert!(!matches("[^a]", "b"));
-        assert!(matches("[a-c]", "b"));
-        assert!(matches("[&&]", "&"));
-        assert!(matches("*", "a/b"));
+        assert!(python("/repo/tests/test_a.py"));
+        assert!(!python("/repo/build/lib/tests/test_a.py"));
+        assert!(!python("/repo/tests/.cache/test_a.py"));
+        // The start itself, and what lies above it, are entered whatever their names.
+        assert!(python("/repo/test_a.py"));
+        assert!(discovery.enters_directories(
+            Language::Python,
+            Path::new("/work/build/tests/test_a.py"),
+            Path::new("/work/build")
+        ));
+        // pytest's setting is no rule of Java's or Rust's runners: a package named `build` is
+        // source code.
+        assert!(discovery.enters_directories(
+            Language::Java,
+            Path::new("/repo/src/test/java/com/ex/build/BuildTest.java"),
+            walked_from
+        ));
+        assert!(!discovery.collects_walked(
+            Language::Python,
+            Path::new("/repo/dist/test_a.py"),
+            walked_from
+        ));
+        assert!(discovery.collects_walked(
+            Language::Python,
+            Path::new("/repo/tests/test_a.py"),
+            walked_from
+        ));
     }
 
     #[test]

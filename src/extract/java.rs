@@ -67,6 +67,7 @@ fn members(
                         range: node.byte_range(),
                         name: name.byte_range(),
                         scope: class.scope,
+                        inherited: None,
                     });
                     let modifiers = children(node).filter(|child| child.kind() == "modifiers");
                     found.markers.extend(

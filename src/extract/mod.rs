@@ -3,6 +3,7 @@
 
 mod budget;
 mod discovery;
+mod fnmatch;
 mod id;
 mod ignore;
 mod java;
@@ -11,13 +12,18 @@ mod markers;
 mod parser;
 mod pytest_config;
 mod python;
+mod python_classes;
+mod python_inherit;
 mod rust;
 mod rust_macros;
+mod rust_repetition;
 mod walk;
 
-pub use discovery::{Discovery, PytestSettings};
+pub use discovery::{DEFAULT_NORECURSEDIRS, Discovery, PytestSettings};
 pub use markers::Marker;
 pub use pytest_config::{CONFIG_FILES as PYTEST_CONFIG_FILES, ConfigError};
+pub use python_classes::{ModuleSource, PythonModule, module_paths};
+pub use python_inherit::{Elsewhere, Inherited};
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -56,6 +62,9 @@ pub struct TestMethod {
     /// Byte ranges of the comments before the test's name, within `range`, in source order (the
     /// first 64).
     pub head_comments: Vec<Range<usize>>,
+    /// For a test pytest collects in a class from a base class or mixin: that class, and the
+    /// module defining the method when it is another file.
+    pub inherited: Option<Inherited>,
 }
 
 /// What extraction found in one file.
@@ -236,7 +245,14 @@ fn find_tests(
     }
     let found = match language {
         Language::Java => java::walk(root, source, limits.max_nesting),
-        Language::Python => python::walk(root, source, &discovery.pytest, limits.max_nesting),
+        Language::Python => python::walk(
+            root,
+            source,
+            path,
+            &discovery.pytest,
+            discovery.modules.as_deref(),
+            limits.max_nesting,
+        ),
         Language::Rust => rust::walk(root, source, limits.max_nesting, budget),
     };
     let mut found = match found {
@@ -246,12 +262,24 @@ fn find_tests(
     let comments = walk::comments(root, source, language);
     found.attached.sort_by_key(|range| range.start);
     found.attached.dedup();
-    found
-        .candidates
-        .sort_by_key(|candidate| (candidate.range.start, candidate.range.end));
-    found
-        .candidates
-        .dedup_by_key(|candidate| candidate.range.clone());
+    // Inherited tests share their method's range with the base class's own test, and a test
+    // defined elsewhere shares its class's name with the others: each is told by its scope and
+    // where it is defined.
+    let key = |candidate: &walk::Candidate| {
+        let elsewhere = candidate
+            .inherited
+            .as_ref()
+            .and_then(|inherited| inherited.elsewhere.as_ref())
+            .map(|elsewhere| (elsewhere.module.path.clone(), elsewhere.range.start));
+        (
+            candidate.range.start,
+            candidate.range.end,
+            candidate.scope,
+            elsewhere,
+        )
+    };
+    found.candidates.sort_by_key(key);
+    found.candidates.dedup_by_key(|candidate| key(candidate));
     found.markers.sort_by_key(|marker| marker.range.start);
     found.markers.dedup_by_key(|marker| marker.range.start);
     let package = found
@@ -270,10 +298,21 @@ fn find_tests(
         let start =
             layout::start_with_attached(source, candidate.range.start, &found.attached, &comments);
         let range = start..candidate.range.end;
-        let (Some(name), Some(code)) = (
-            source.get(candidate.name.clone()),
-            source.get(range.clone()),
-        ) else {
+        let elsewhere = candidate
+            .inherited
+            .as_ref()
+            .and_then(|inherited| inherited.elsewhere.as_ref());
+        let (name, code) = match elsewhere {
+            Some(elsewhere) => (
+                elsewhere.module.text.get(elsewhere.name_range.clone()),
+                elsewhere.module.text.get(elsewhere.range.clone()),
+            ),
+            None => (
+                source.get(candidate.name.clone()),
+                source.get(range.clone()),
+            ),
+        };
+        let (Some(name), Some(code)) = (name, code) else {
             continue;
         };
         let scopes: Vec<&str> = found
@@ -301,6 +340,7 @@ fn find_tests(
             comments_above: start..start,
             markers,
             head_comments,
+            inherited: candidate.inherited.clone(),
         });
     }
     let incomplete = (tests.len() < found.candidates.len()).then_some(Incomplete::TooManyTests {
@@ -320,6 +360,16 @@ fn find_tests(
         // `block` lies within `comments`: the indices of comments before the test's start.
         if !block.is_empty() {
             test.comments_above = comments[block.start].start..comments[block.end - 1].end;
+        }
+    }
+    // A test defined in another module is silenced there, where its code is.
+    for test in &mut tests {
+        if let Some(elsewhere) = test
+            .inherited
+            .as_ref()
+            .and_then(|inherited| inherited.elsewhere.as_ref())
+        {
+            test.ignored = python_inherit::ignored_in_module(elsewhere);
         }
     }
     Extraction {

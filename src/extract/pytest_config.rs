@@ -21,8 +21,13 @@ pub const CONFIG_FILES: [&str; 7] = [
     "setup.cfg",
 ];
 
-/// The settings flakesense reads; pytest declares all three with type `args`.
-const KEYS: [&str; 3] = ["python_files", "python_classes", "python_functions"];
+/// The settings flakesense reads; pytest declares all four with type `args`.
+const KEYS: [&str; 4] = [
+    "python_files",
+    "python_classes",
+    "python_functions",
+    "norecursedirs",
+];
 
 /// A configuration file pytest would refuse.
 #[derive(Debug, thiserror::Error)]
@@ -58,19 +63,24 @@ impl PytestSettings {
             "setup.cfg" => ini_values(text, "tool:pytest"),
             _ => None,
         };
-        Ok(values.map(|[files, classes, functions]| {
+        Ok(values.map(|[files, classes, functions, norecursedirs]| {
             let defaults = PytestSettings::default();
-            PytestSettings::new(
+            let settings = PytestSettings::new(
                 files.as_deref().unwrap_or(defaults.files()),
                 classes.as_deref().unwrap_or(defaults.classes()),
                 functions.as_deref().unwrap_or(defaults.functions()),
-            )
+            );
+            // pytest's defaults, compiled once, unless the project sets its own.
+            match norecursedirs {
+                Some(norecursedirs) => settings.with_norecursedirs(&norecursedirs),
+                None => settings,
+            }
         }))
     }
 }
 
 /// The value of each of [`KEYS`] that the file sets.
-type Values = [Option<Vec<String>>; 3];
+type Values = [Option<Vec<String>>; 4];
 
 fn parse_toml(file_name: &str, text: &str) -> Result<toml::Table, ConfigError> {
     text.parse::<toml::Table>().map_err(|error| ConfigError {
@@ -271,6 +281,27 @@ mod tests {
         );
         assert_eq!(settings.functions(), ["check_", "should "]);
         assert_eq!(settings.classes(), ["Test"]);
+    }
+
+    #[test]
+    fn norecursedirs_is_read_where_the_other_settings_are() {
+        let settings = read(
+            "pyproject.toml",
+            "[tool.pytest.ini_options]\nnorecursedirs = [\"docs\", \"*.egg\"]\n",
+        )
+        .expect("has a section");
+        assert_eq!(settings.norecursedirs(), ["docs", "*.egg"]);
+        let settings = read(
+            "setup.cfg",
+            "[tool:pytest]\nnorecursedirs = .git fixtures\n",
+        )
+        .expect("has a section");
+        assert_eq!(settings.norecursedirs(), [".git", "fixtures"]);
+        let settings = read("pytest.ini", "[pytest]\n").expect("pytest.ini");
+        assert_eq!(
+            settings.norecursedirs(),
+            super::super::discovery::DEFAULT_NORECURSEDIRS
+        );
     }
 
     #[test]

@@ -7,26 +7,43 @@
 //! loader finds (`test` prefix). A file cannot tell whether a project base class derives from
 //! `TestCase`; one named `...TestCase` is taken to, and one named `...Test` or `...Tests` is taken
 //! to as well unless the class is collected by pytest's own rules anyway.
+//!
+//! A collected class also collects the test methods it inherits from base classes and mixins, of
+//! its file or of other modules of the project ([`super::python_inherit`]), under its own name:
+//! `tests/test_timed.py::TestTimestampSigner::test_no_separator`.
 
 use tree_sitter::Node;
 
 use super::discovery::PytestSettings;
 use super::markers;
+use super::python_classes::{ClassTable, ModuleSource};
+use super::python_inherit::Hierarchy;
 use super::walk::{Candidate, Depth, Found, Stop, children, field_text};
+use super::{Elsewhere, Inherited};
 
 /// The comment kinds, for ignore markers.
 pub(super) const COMMENTS: [&str; 1] = ["comment"];
 
+/// The tests of the file at `path` (as ids show it), its bases in other modules read through
+/// `modules`.
 pub(super) fn walk(
     root: Node<'_>,
     source: &str,
+    path: &str,
     settings: &PytestSettings,
+    modules: Option<&dyn ModuleSource>,
     max_nesting: usize,
 ) -> Result<Found, Stop> {
+    let table = ClassTable::read(root, source);
     let mut walk = Walk {
         source,
         settings,
         found: Found::default(),
+        hierarchy: Hierarchy {
+            own: &table,
+            path,
+            modules,
+        },
     };
     walk.body(root, Collector::Module, Depth::new(max_nesting))?;
     Ok(walk.found)
@@ -52,6 +69,7 @@ struct Walk<'a> {
     source: &'a str,
     settings: &'a PytestSettings,
     found: Found,
+    hierarchy: Hierarchy<'a>,
 }
 
 impl Walk<'_> {
@@ -96,13 +114,71 @@ impl Walk<'_> {
                 range: node.byte_range(),
                 name: name.byte_range(),
                 scope,
+                inherited: None,
             });
-            self.found.markers.extend(
-                children(node)
-                    .filter(|child| child.kind() == "decorator")
-                    .filter_map(markers::python)
-                    .take(markers::MAX_PER_TEST),
-            );
+            self.markers_of(node);
+        }
+    }
+
+    /// The markers of a test: its decorators'.
+    fn markers_of(&mut self, node: Node<'_>) {
+        self.found.markers.extend(
+            children(node)
+                .filter(|child| child.kind() == "decorator")
+                .filter_map(markers::python)
+                .take(markers::MAX_PER_TEST),
+        );
+    }
+
+    /// The test methods the class whose name is `name` inherits, collected under its `scope` by
+    /// the rules of `collector`. Only module-level classes are looked up as bases.
+    fn inherit(&mut self, class_node: Node<'_>, name: Node<'_>, collector: Collector) {
+        let Some(class) = self.source.get(name.byte_range()).and_then(|text| {
+            let table = self.hierarchy.own;
+            table.classes.iter().rfind(|class| class.name == text)
+        }) else {
+            return;
+        };
+        let (scope, unittest, only_unittest) = match collector {
+            Collector::Module => return,
+            Collector::Class { scope, unittest } => (scope, unittest, false),
+            Collector::TestCase { scope } => (scope, true, true),
+        };
+        let settings = self.settings;
+        let collects = |name: &str| {
+            (!only_unittest && settings.collects_function(name))
+                || (unittest && name.starts_with("test"))
+        };
+        // Methods of this file lie in other classes: their markers are found from the root.
+        let mut root = class_node;
+        while let Some(parent) = root.parent() {
+            root = parent;
+        }
+        for method in self.hierarchy.inherited(class, &collects) {
+            let elsewhere = method.module.map(|module| Elsewhere {
+                module,
+                range: method.range.clone(),
+                name_range: method.name.clone(),
+            });
+            let (range, test_name) = match &elsewhere {
+                // The test is where its class is named; its code is the other module's.
+                Some(_) => (name.byte_range(), name.byte_range()),
+                None => (method.range.clone(), method.name.clone()),
+            };
+            if elsewhere.is_none()
+                && let Some(node) = root.descendant_for_byte_range(range.start, range.end)
+            {
+                self.markers_of(node);
+            }
+            self.found.candidates.push(Candidate {
+                range,
+                name: test_name,
+                scope: Some(scope),
+                inherited: Some(Inherited {
+                    class_name: name.byte_range(),
+                    elsewhere,
+                }),
+            });
         }
     }
 
@@ -137,7 +213,9 @@ impl Walk<'_> {
             },
             (Base::Other, false) => return Ok(()),
         };
-        self.body(body, collector, depth.inner()?)
+        self.body(body, collector, depth.inner()?)?;
+        self.inherit(class, name, collector);
+        Ok(())
     }
 }
 

@@ -14,7 +14,9 @@
 //!   (hyper's `test! { name: client_get, ... }` expands to `#[test] fn $name()`). The name is the
 //!   identifier the invocation puts where the rule's matcher puts that metavariable, found after
 //!   the literal tokens that precede it in the matcher (`name :`), or first when nothing does.
-//!   The whole invocation is the test's code. Macros defined in other files are not followed.
+//!   The whole invocation is the test's code. A name bound inside a repetition of the matcher
+//!   (dtolnay/itoa's `test! { a(..) b(..) }`) declares a test per repeated piece, each piece its
+//!   code ([`super::rust_repetition`]). Macros defined in other files are not followed.
 
 use std::collections::HashMap;
 
@@ -105,6 +107,7 @@ impl Walk<'_> {
                             range: node.byte_range(),
                             name: name.byte_range(),
                             scope,
+                            inherited: None,
                         });
                     }
                 }
@@ -165,18 +168,21 @@ impl Walk<'_> {
             .and_then(|path| self.source.get(path.byte_range()))
             .and_then(|path| path.rsplit("::").next())
             .map(str::trim);
-        let test_name = name
+        let tests = name
             .and_then(|name| self.macros.get(name))
             .and_then(|rules| {
                 rules
                     .iter()
-                    .find_map(|rule| rule.find_name(body, self.source))
-            });
-        if let Some(test_name) = test_name {
+                    .map(|rule| rule.find_tests(invocation, body, self.source))
+                    .find(|tests| !tests.is_empty())
+            })
+            .unwrap_or_default();
+        for (name, range) in tests {
             self.found.candidates.push(Candidate {
-                range: invocation.byte_range(),
-                name: test_name,
+                range,
+                name,
                 scope,
+                inherited: None,
             });
         }
         Ok(())

@@ -1,12 +1,14 @@
 //! What the token trees of Rust macros say about tests: whether a macro's body holds a test
-//! attribute, and which `macro_rules!` rules expand to a test named by one of their arguments
-//! (see `rust`, which walks the items).
+//! attribute, and which `macro_rules!` rules expand to a test named by one of their arguments,
+//! once per invocation or once per repeated piece of it ([`super::rust_repetition`]); see
+//! `rust`, which walks the items.
 
 use std::ops::Range;
 
 use tree_sitter::Node;
 
 use super::rust::is_test_attribute;
+use super::rust_repetition::Repeated;
 use super::walk::{children, field_text, leaves};
 
 /// Rules of one macro that declare tests; more are not looked at, so a macro of thousands of
@@ -103,15 +105,40 @@ pub(super) fn holds_test_attribute(body: Node<'_>, source: &str) -> bool {
 
 /// A `macro_rules!` rule that expands to a test function named by one of its metavariables.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Rule {
-    /// The literal tokens right before the metavariable in the rule's matcher.
-    anchor: Vec<String>,
+pub(super) enum Rule {
+    /// One test per invocation, named by the identifier after the literal tokens that come right
+    /// before the metavariable in the rule's matcher; the whole invocation is its code.
+    Anchored { anchor: Vec<String> },
+    /// A test per repeated piece of the invocation, its code.
+    Repeated(Repeated),
 }
 
 impl Rule {
     pub(super) fn of(rule: Node<'_>, source: &str) -> Option<Rule> {
         let name = test_name_metavariable(rule.child_by_field_name("right")?, source)?;
         let matcher = rule.child_by_field_name("left")?;
+        Rule::anchored(matcher, name, source)
+            .or_else(|| Repeated::of(matcher, name, source).map(Rule::Repeated))
+    }
+
+    /// The tests an invocation declares: the range of each one's name and of its code.
+    pub(super) fn find_tests(
+        &self,
+        invocation: Node<'_>,
+        body: Node<'_>,
+        source: &str,
+    ) -> Vec<(Range<usize>, Range<usize>)> {
+        match self {
+            Rule::Anchored { anchor } => find_name(anchor, body, source)
+                .map(|name| (name, invocation.byte_range()))
+                .into_iter()
+                .collect(),
+            Rule::Repeated(repeated) => repeated.find_tests(body, source),
+        }
+    }
+
+    /// The rule when its matcher binds the name at its top level.
+    fn anchored(matcher: Node<'_>, name: &str, source: &str) -> Option<Rule> {
         let mut anchor: Vec<String> = Vec::new();
         let mut first = true;
         for token in children(matcher).skip(1) {
@@ -124,7 +151,7 @@ impl Rule {
                         && field_text(token, "type", source) == Some("ident");
                     if is_name {
                         // Nothing before it but other metavariables leaves nothing to find it by.
-                        return (first || !anchor.is_empty()).then_some(Rule { anchor });
+                        return (first || !anchor.is_empty()).then_some(Rule::Anchored { anchor });
                     }
                     anchor.clear();
                 }
@@ -142,24 +169,24 @@ impl Rule {
         }
         None
     }
+}
 
-    /// The range of the test's name in an invocation's body.
-    pub(super) fn find_name(&self, body: Node<'_>, source: &str) -> Option<Range<usize>> {
-        let mut window: Vec<&str> = Vec::with_capacity(self.anchor.len());
-        for token in children(body).skip(1) {
-            if token.is_extra() {
-                continue;
-            }
-            if window.len() == self.anchor.len() && window.iter().eq(self.anchor.iter()) {
-                return (token.kind() == "identifier").then(|| token.byte_range());
-            }
-            if window.len() == self.anchor.len() {
-                window.remove(0);
-            }
-            window.push(source.get(token.byte_range()).unwrap_or_default());
+/// The range of the test's name in an invocation's body: the identifier after `anchor`.
+fn find_name(anchor: &[String], body: Node<'_>, source: &str) -> Option<Range<usize>> {
+    let mut window: Vec<&str> = Vec::with_capacity(anchor.len());
+    for token in children(body).skip(1) {
+        if token.is_extra() {
+            continue;
         }
-        None
+        if window.len() == anchor.len() && window.iter().eq(anchor.iter()) {
+            return (token.kind() == "identifier").then(|| token.byte_range());
+        }
+        if window.len() == anchor.len() {
+            window.remove(0);
+        }
+        window.push(source.get(token.byte_range()).unwrap_or_default());
     }
+    None
 }
 
 /// The metavariable (`$name`) a rule's expansion names a test function with: `fn $name` after a
@@ -222,12 +249,12 @@ mod tests {
         let hyper_like = "macro_rules! test { (name: $name:ident, body: $body:block) => { #[test] fn $name() $body }; (INNER; $e:expr) => { $e }; }";
         assert_eq!(
             rules(hyper_like),
-            [Rule {
+            [Rule::Anchored {
                 anchor: vec!["name".into(), ":".into()]
             }]
         );
         let first = "macro_rules! t { ($name:ident => $e:expr) => { #[tokio::test] pub(crate) async fn $name() { $e } }; }";
-        assert_eq!(rules(first), [Rule { anchor: vec![] }]);
+        assert_eq!(rules(first), [Rule::Anchored { anchor: vec![] }]);
         // A function without a test attribute, or a name found only after other metavariables,
         // declares nothing that can be found.
         assert!(rules("macro_rules! t { ($name:ident) => { fn $name() {} }; }").is_empty());
@@ -239,6 +266,13 @@ mod tests {
             rules("macro_rules! t { ($a:expr $name:ident) => { #[test] fn $name() {} }; }")
                 .is_empty()
         );
+        // A name bound inside a repetition declares a test per repeated piece.
+        assert!(matches!(
+            rules(
+                "macro_rules! t { ($($name:ident($v:expr))*) => { $( #[test] fn $name() {} )* }; }"
+            )[..],
+            [Rule::Repeated(_)]
+        ));
         assert!(rules("macro_rules! t { ($name:expr) => { #[test] fn $name() {} }; }").is_empty());
         assert!(rules("macro_rules! t { ($name:ident) => { #[test] struct $name; }; }").is_empty());
     }

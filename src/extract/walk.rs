@@ -24,6 +24,8 @@ pub(super) struct Candidate {
     pub name: Range<usize>,
     /// The innermost scope around it, an index into [`Found::scopes`].
     pub scope: Option<usize>,
+    /// For a test a Python class inherits: where it is collected and defined.
+    pub inherited: Option<super::Inherited>,
 }
 
 /// A class or module around tests; its own enclosing scope is `parent`.

@@ -9,6 +9,26 @@ use std::sync::{Arc, Mutex};
 use crate::analysis::MAX_FILE_BYTES;
 use crate::language::Language;
 
+mod prune;
+
+pub use prune::{Directories, is_hidden, tool_directory};
+
+/// Fewer files than this are read and judged on the calling thread: the thread pool's start, and
+/// the memory each of its threads takes for itself (a stack, an allocator arena), cost a short
+/// check more than the threads save.
+pub const PARALLEL_FILES: usize = 8;
+
+/// `f` of each item, in order: on every core when there are [`PARALLEL_FILES`] items or more,
+/// else on the calling thread.
+pub fn map_files<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R> {
+    use rayon::prelude::*;
+    if items.len() >= PARALLEL_FILES {
+        items.into_par_iter().map(f).collect()
+    } else {
+        items.into_iter().map(f).collect()
+    }
+}
+
 /// The directory a file at `path` goes in, created if it is missing: its parent, or the current
 /// directory for a bare file name.
 pub fn create_parent(path: &Path) -> anyhow::Result<&Path> {
@@ -181,8 +201,9 @@ pub enum WalkProblemKind {
 }
 
 /// The Java, Python and Rust files under `roots` (files given directly are kept whatever their
-/// name). `.gitignore`, `.ignore` and git's exclude files are honoured, hidden directories
-/// skipped, and paths matching `exclude` (relative to `base`) left out. Symbolic links are
+/// name). `.gitignore`, `.ignore` and git's exclude files are honoured, hidden directories,
+/// virtual environments and build tools' output skipped ([`tool_directory`]), and paths
+/// matching `exclude` (relative to `base`) left out. Symbolic links are
 /// followed only while they stay inside `base` (or inside the root named, when that lies
 /// outside `base`); links leading out, broken links and loops are reported and skipped. The
 /// order is sorted, so output is stable.
@@ -223,6 +244,10 @@ pub fn walk_sources(
             .follow_links(true)
             .require_git(false)
             .filter_entry(move |entry| {
+                let is_directory = entry.file_type().is_some_and(|kind| kind.is_dir());
+                if is_directory && entry.depth() > 0 && tool_directory(entry.path()).is_some() {
+                    return false;
+                }
                 if !entry.path_is_symlink() {
                     return true;
                 }

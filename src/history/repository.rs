@@ -72,7 +72,8 @@ impl Repository {
 
 /// The Java, Python and Rust files under `root`, sorted, with `.gitignore`, `.ignore`, git's
 /// exclude files and the `exclude` patterns of `root/flakesense.toml` honoured, and Python files
-/// pytest would not collect (`python_files`) left out; and the problems met on the way.
+/// pytest would not collect (`python_files`, `norecursedirs`) left out; and the problems met on
+/// the way.
 pub fn find_test_files(root: &Path) -> Result<(Vec<PathBuf>, Vec<String>)> {
     let config = Config::load(root)?;
     let exclude = config.exclude_matcher()?;
@@ -84,7 +85,7 @@ pub fn find_test_files(root: &Path) -> Result<(Vec<PathBuf>, Vec<String>)> {
             Language::from_path(path).is_none_or(|language| {
                 discoveries
                     .discovery(language, path)
-                    .collects_file(language, path)
+                    .collects_walked(language, path, root)
             })
         })
         .collect();

@@ -123,13 +123,21 @@ fn actions_for_test(
             MARK_NOT_FLAKY,
             arguments(),
         ));
-        actions.push(ignore_action(
-            uri,
-            current,
-            judged,
-            diagnostics.clone(),
-            encoding,
-        ));
+        // A test inherited from another module is silenced there, where its code is.
+        let defined_elsewhere = judged
+            .test
+            .inherited
+            .as_ref()
+            .is_some_and(|inherited| inherited.elsewhere.is_some());
+        if !defined_elsewhere {
+            actions.push(ignore_action(
+                uri,
+                current,
+                judged,
+                diagnostics.clone(),
+                encoding,
+            ));
+        }
         if let Some(category) = prediction.category {
             actions.push(action(
                 format!("How to fix {category} flakiness"),

@@ -87,9 +87,10 @@ pub fn diagnostic(
 /// `likely flaky (0.93, async-wait): fixed sleep `Thread.sleep`; 6 of 7 nearest known tests are
 /// flaky; shares thread.sleep, countdownlatch`.
 pub fn message(test_id: &str, prediction: &Prediction) -> String {
+    let score = crate::analysis::score_text(prediction.score);
     let mut message = match prediction.category {
-        Some(category) => format!("likely flaky ({:.2}, {category})", prediction.score),
-        None => format!("likely flaky ({:.2}, cause unknown)", prediction.score),
+        Some(category) => format!("likely flaky ({score}, {category})"),
+        None => format!("likely flaky ({score}, cause unknown)"),
     };
     // A mechanism says how the test can fail: that is the message, whole.
     if let Some(mechanism) = prediction.mechanisms.first() {
@@ -152,7 +153,7 @@ pub fn message(test_id: &str, prediction: &Prediction) -> String {
 
 /// One line about a neighbour, for related information and messages.
 pub fn neighbor_line(neighbor: &Neighbor) -> String {
-    let label = if neighbor.flaky { "flaky" } else { "not flaky" };
+    let label = neighbor.label.name();
     let categories: Vec<&str> = neighbor.categories.iter().map(|c| c.name()).collect();
     let categories = if categories.is_empty() {
         String::new()

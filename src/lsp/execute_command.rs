@@ -269,6 +269,7 @@ async fn show_similar(session: &Arc<Session>, uri: Uri, test_id: &str) -> Result
             Some(location) => in_workspace.push(json!({
                 "id": neighbor.id,
                 "flaky": neighbor.flaky,
+                "label": neighbor.label.name(),
                 "categories": categories,
                 "similarity": similarity(neighbor),
                 "location": location,
@@ -286,7 +287,7 @@ async fn show_similar(session: &Arc<Session>, uri: Uri, test_id: &str) -> Result
                     "{} ({}; {}; {}; similarity {:.2}) shares {}",
                     neighbor.id,
                     neighbor.project,
-                    if neighbor.flaky { "flaky" } else { "not flaky" },
+                    neighbor.label.name(),
                     if categories.is_empty() {
                         "no category".to_string()
                     } else {
@@ -309,6 +310,8 @@ async fn show_similar(session: &Arc<Session>, uri: Uri, test_id: &str) -> Result
                     "id": neighbor.id,
                     "project": neighbor.project,
                     "flaky": neighbor.flaky,
+                    "label": neighbor.label.name(),
+                "label": neighbor.label.name(),
                     "categories": categories,
                     "similarity": similarity(neighbor),
                     "sharedTokens": neighbor.shared_tokens,

@@ -45,8 +45,8 @@ pub fn markdown(judged_test: &JudgedTest) -> String {
     };
     let _ = write!(
         text,
-        "**flakesense: {verdict}**, score {:.2}",
-        prediction.score
+        "**flakesense: {verdict}**, score {}",
+        crate::analysis::score_text(prediction.score)
     );
     if let Some(category) = prediction.category {
         let _ = write!(text, ", likely category `{category}`");
@@ -99,7 +99,7 @@ pub fn markdown(judged_test: &JudgedTest) -> String {
             "| `{}` | {} | {} | {} | {:.2} |",
             escape_cell(&neighbor.id),
             escape_cell(&neighbor.project),
-            if neighbor.flaky { "flaky" } else { "not flaky" },
+            neighbor.label.name(),
             if categories.is_empty() {
                 "-".to_string()
             } else {

@@ -23,6 +23,9 @@ pub struct LastRead {
     /// What each test runs besides its own code.
     units: Vec<Vec<ContextUnit>>,
     conftests: Vec<Arc<ParsedFile>>,
+    /// The modules its tests inherit methods from, read and scanned once while they do not
+    /// change.
+    modules: Vec<Arc<ParsedFile>>,
 }
 
 /// The catalogue's matches in `text`, and the function an edit since `last` was confined to.
@@ -48,8 +51,13 @@ pub fn signals(
     conftests: &[Arc<ParsedFile>],
     tests: &[TestMethod],
 ) -> (Vec<Signals>, LastRead) {
+    let modules = analysis::base_files(tests, last.map_or(&[][..], |last| &last.modules));
     let kept = match (last, splice) {
-        (Some(last), Some(splice)) if splice.in_body && same(&last.conftests, conftests) => {
+        (Some(last), Some(splice))
+            if splice.in_body
+                && same(&last.conftests, conftests)
+                && same(&last.modules, &modules) =>
+        {
             kept_units(last, splice, tests, same_calls(last, splice, &file))
         }
         _ => vec![None; tests.len()],
@@ -61,11 +69,11 @@ pub fn signals(
         // Kept units are read anew on the new scan, which has the hits' new lines.
         let own_units = kept.unwrap_or_else(|| {
             resolver
-                .get_or_insert_with(|| analysis::resolver(&file, conftests, tests))
+                .get_or_insert_with(|| analysis::resolver(&file, conftests, &modules, tests))
                 .context(test)
         });
         signals.push(analysis::signals_in_context(
-            &file, conftests, test, &own_units,
+            &file, conftests, &modules, test, &own_units,
         ));
         units.push(own_units);
     }
@@ -77,6 +85,7 @@ pub fn signals(
         tests: tests.to_vec(),
         units,
         conftests: conftests.to_vec(),
+        modules,
     };
     (signals, next)
 }
@@ -139,7 +148,7 @@ fn kept_units(
         .collect()
 }
 
-/// Whether two lists hold the same conftest files (the same reads of them).
+/// Whether two lists hold the same extra files (the same reads of them).
 fn same(a: &[Arc<ParsedFile>], b: &[Arc<ParsedFile>]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(a, b)| Arc::ptr_eq(a, b))
 }

@@ -10,8 +10,6 @@ pub use surroundings::{SurroundingsReader, discovery, surroundings_file_names};
 
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-
 use crate::analysis;
 use crate::embed::{Projection, Tokenizer};
 use crate::files;
@@ -64,9 +62,8 @@ pub fn prevalence(root: &Path, exclude: &globset::GlobSet, use_cache: bool) -> P
     let stride = paths.len().div_ceil(MAX_COUNTED_FILES).max(1);
     let sample: Vec<&PathBuf> = paths.iter().step_by(stride).collect();
     let cache = use_cache.then(|| cache::PrevalenceCache::read(root));
-    let counted: Vec<(String, Option<cache::FileKey>, Prevalence, bool)> = sample
-        .par_iter()
-        .filter_map(|path| {
+    let counted: Vec<(String, Option<cache::FileKey>, Prevalence, bool)> =
+        files::map_files(sample, |path| {
             let relative = relative_path(root, path);
             let language = Language::from_path(path);
             let key = cache
@@ -83,7 +80,10 @@ pub fn prevalence(root: &Path, exclude: &globset::GlobSet, use_cache: bool) -> P
                 return None;
             }
             let surroundings = surroundings.for_file(file.language, path);
-            let counts = if surroundings.discovery.collects_file(file.language, path) {
+            let counts = if surroundings
+                .discovery
+                .collects_walked(file.language, path, root)
+            {
                 let read =
                     analysis::read_tests(file.language, &relative, &file.text, &surroundings);
                 tally(file.language, &read.signals)
@@ -92,6 +92,8 @@ pub fn prevalence(root: &Path, exclude: &globset::GlobSet, use_cache: bool) -> P
             };
             Some((relative, key, counts, true))
         })
+        .into_iter()
+        .flatten()
         .collect();
     if let Some(cache) = &cache
         && (counted.iter().any(|(_, _, _, fresh)| *fresh) || cache.len() != counted.len())

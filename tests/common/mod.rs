@@ -67,7 +67,12 @@ pub fn command(program: &str, directory: &Path) -> Command {
         .env_remove("GIT_DIR")
         .env_remove("GIT_INDEX_FILE")
         .env_remove("GIT_WORK_TREE")
-        .env_remove("NO_COLOR");
+        .env_remove("NO_COLOR")
+        // The cache of signal shares of workspaces outside git goes here, not in the user's.
+        .env(
+            "XDG_CACHE_HOME",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-cache"),
+        );
     command
 }
 
@@ -112,4 +117,21 @@ pub fn copy_tree(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &target).expect("a copied file");
         }
     }
+}
+
+/// The first code block of `language` (` ```yaml `) in the README after the first line holding
+/// `marker`, as written: tests run the README's snippets themselves.
+pub fn readme_block(marker: &str, language: &str) -> String {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("the README reads");
+    let after = &readme[readme
+        .find(marker)
+        .unwrap_or_else(|| panic!("the README has no `{marker}`"))..];
+    let fence = format!("```{language}\n");
+    let start = after
+        .find(&fence)
+        .unwrap_or_else(|| panic!("no {language} block after `{marker}`"))
+        + fence.len();
+    let end = after[start..].find("```").expect("the block ends") + start;
+    after[start..end].to_string()
 }

@@ -41,6 +41,11 @@ async fn editor_confirms_in_the_background() {
     .unwrap();
     let mut server = tokio::process::Command::new(binary())
         .arg("serve")
+        // The cache of signal shares of workspaces outside git goes here, not in the user's.
+        .env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+        )
         .current_dir(&root)
         .env("CONFIRM_FIXTURE_PORT", service.port.to_string())
         .stdin(Stdio::piped())

@@ -14,16 +14,18 @@ use flakesense::extract::{
 use flakesense::language::Language;
 
 /// The fixtures, as paths under `tests/fixtures/extract/`.
-const FIXTURES: [&str; 9] = [
+const FIXTURES: [&str; 11] = [
     "java/OrderServiceTest.java",
     "java/LegacyAccountTest.java",
     "java/BrokenSyntaxTest.java",
     "python/test_orders.py",
     "python/test_broken.py",
+    "python/test_inherited.py",
     "rust/parser_tests.rs",
     "rust/broken.rs",
     "rust/windows_line_endings.rs",
     "rust/macro_tests.rs",
+    "rust/table_tests.rs",
 ];
 
 fn read_fixture(relative: &str) -> (Language, String) {
@@ -50,7 +52,8 @@ fn line_and_column(source: &str, offset: usize) -> (usize, usize) {
 }
 
 /// What a reviewer needs to judge an extraction: per test its id, where its name is, whether it is
-/// ignored, and the first line of its code (where the range starts).
+/// ignored, the first line of its code (where the range starts), and, for a test a class
+/// inherits, where it is defined.
 fn describe(source: &str, extraction: &Extraction) -> String {
     let mut text = format!("syntax errors: {}\n", extraction.has_syntax_errors);
     for test in &extraction.tests {
@@ -63,13 +66,45 @@ fn describe(source: &str, extraction: &Extraction) -> String {
             id = test.id,
             name = test.name,
         );
+        if let Some(inherited) = &test.inherited {
+            let (line, column) = line_and_column(source, inherited.class_name.start);
+            let defined = match &inherited.elsewhere {
+                Some(elsewhere) => {
+                    let (line, column) =
+                        line_and_column(&elsewhere.module.text, elsewhere.name_range.start);
+                    format!("{} at {line}:{column}", elsewhere.module.path)
+                }
+                None => "this file".to_string(),
+            };
+            let _ = writeln!(
+                text,
+                "  inherited by the class at {line}:{column}, defined in {defined}"
+            );
+        }
     }
     text
 }
 
-/// What must hold for every test of every input, whatever its syntax.
+/// What must hold for every test of every input, whatever its syntax. A test a class inherits
+/// from another module has its code there, and its range on the class's name here.
 fn assert_consistent(source: &str, extraction: &Extraction) {
     for test in &extraction.tests {
+        let elsewhere = test
+            .inherited
+            .as_ref()
+            .and_then(|inherited| inherited.elsewhere.as_ref());
+        if let Some(elsewhere) = elsewhere {
+            let inherited = test.inherited.as_ref().unwrap();
+            assert_eq!(test.code, elsewhere.module.text[elsewhere.range.clone()]);
+            assert_eq!(
+                test.name,
+                elsewhere.module.text[elsewhere.name_range.clone()]
+            );
+            assert_eq!(test.range, inherited.class_name);
+            assert_eq!(test.name_range, inherited.class_name);
+            assert!(test.id.ends_with(&test.name), "{}", test.id);
+            continue;
+        }
         for range in [&test.range, &test.name_range] {
             assert!(
                 range.start <= range.end && range.end <= source.len(),
@@ -146,6 +181,11 @@ fn python_pytest_and_unittest_tests() {
 }
 
 #[test]
+fn python_tests_a_class_inherits_from_its_bases_and_mixins() {
+    insta::assert_snapshot!(snapshot("python/test_inherited.py"));
+}
+
+#[test]
 fn python_with_broken_syntax() {
     insta::assert_snapshot!(snapshot("python/test_broken.py"));
 }
@@ -168,6 +208,11 @@ fn rust_with_crlf_line_endings() {
 #[test]
 fn rust_tests_declared_inside_macro_invocations() {
     insta::assert_snapshot!(snapshot("rust/macro_tests.rs"));
+}
+
+#[test]
+fn rust_tables_of_tests_several_per_macro_invocation() {
+    insta::assert_snapshot!(snapshot("rust/table_tests.rs"));
 }
 
 /// What a reviewer needs to judge discovery over a fixture tree: per Python file, whether a walk
@@ -201,7 +246,15 @@ fn discovery_snapshot(tree: &str) -> String {
         assert_consistent(&source, &extraction);
         let _ = writeln!(text, "{relative}: {walked}");
         for test in &extraction.tests {
-            let _ = writeln!(text, "  {}", test.id);
+            let defined = test
+                .inherited
+                .as_ref()
+                .map(|inherited| match &inherited.elsewhere {
+                    Some(elsewhere) => format!(" (inherited from {})", elsewhere.module.path),
+                    None => " (inherited)".to_string(),
+                })
+                .unwrap_or_default();
+            let _ = writeln!(text, "  {}{defined}", test.id);
         }
     }
     text
@@ -210,6 +263,11 @@ fn discovery_snapshot(tree: &str) -> String {
 #[test]
 fn pytest_settings_of_a_celery_like_project() {
     insta::assert_snapshot!(discovery_snapshot("celery"));
+}
+
+#[test]
+fn tests_a_class_inherits_from_another_module_of_the_project() {
+    insta::assert_snapshot!(discovery_snapshot("inherited"));
 }
 
 #[test]

@@ -14,6 +14,11 @@ async fn the_real_binary_speaks_json_rpc_on_standard_input_and_output() {
     let workspace = Workspace::new();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_flakesense"))
         .args(["serve", "--stdio"])
+        // The cache of signal shares of workspaces outside git goes here, not in the user's.
+        .env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+        )
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -258,6 +258,11 @@ pub fn spawn_server(
 ) -> (LspClient, tokio::process::Child) {
     let mut child = tokio::process::Command::new(binary)
         .arg("serve")
+        // The cache of signal shares of workspaces outside git goes here, not in the user's.
+        .env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+        )
         .current_dir(root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

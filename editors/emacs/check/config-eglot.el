@@ -1,6 +1,8 @@
 ;; Batch check of flakesense.el with eglot against stand-in servers (run by run.sh): opens
 ;; $FILE, starts flakesense through rass beside the companion server (or alone with
-;; MULTIPLEXER=none), waits for the diagnostics of both, and runs a server command.
+;; MULTIPLEXER=none), waits for the diagnostics of both, and runs a server command. With
+;; COMPANION=NAME the companion of every mode is NAME (one that is not installed), and with
+;; NO_RASS=1 rass cannot be found: flakesense must then start alone, not die.
 (setq debug-on-error t)
 (require 'eglot)
 (load (getenv "FLAKESENSE_EL"))
@@ -9,6 +11,15 @@
       flakesense-debounce-ms 50
       flakesense-models '("ci/flaky.idx"))
 (when (equal (getenv "MULTIPLEXER") "none") (setq flakesense-eglot-multiplexer nil))
+(when (getenv "COMPANION")
+  (setq flakesense-eglot-companions
+        `(((java-mode python-mode) (,(getenv "COMPANION"))))))
+(when (getenv "NO_RASS")
+  ;; Every directory of `exec-path' but those holding rass.
+  (setq exec-path
+        (cl-remove-if (lambda (directory)
+                        (file-executable-p (expand-file-name "rass" directory)))
+                      exec-path)))
 (flakesense-eglot-setup)
 (when (getenv "WSCONF")
   (setq-default eglot-workspace-configuration '(:flakesense (:k 5))))
@@ -16,7 +27,7 @@
 (apply #'eglot (eglot--guess-contact))
 (let ((deadline (+ (float-time) 60)))
   (while (and (< (float-time) deadline)
-              (< (length (flymake-diagnostics)) (if (equal (getenv "MULTIPLEXER") "none") 1 2)))
+              (< (length (flymake-diagnostics)) (if (getenv "ALONE") 1 2)))
     (accept-process-output nil 0.2)))
 (dolist (d (flymake-diagnostics))
   (message "diagnostic: %s" (flymake-diagnostic-text d)))

@@ -97,7 +97,25 @@ if skip_unless "$has_eglot" eglot-rass-java eglot && skip_unless "$has_rass" egl
         "log('jdtls', 'executeCommand') == []"
 fi
 
-environment=(MULTIPLEXER=none WSCONF=1)
+# The default set-up where a companion is not installed (pylsp, say) or rass is missing:
+# flakesense starts alone instead of taking eglot down with it ("Server died").
+environment=(ALONE=1 COMPANION=no-such-language-server)
+if skip_unless "$has_eglot" eglot-missing-companion-python eglot; then
+    config eglot-missing-companion-python test_order.py config-eglot.el \
+        "log('flakesense', 'start') == [{'args': ['serve']}]" \
+        "log('flakesense', 'initialize')[0]['initializationOptions'] == $settings" \
+        "len(log('flakesense', 'didOpen')) == 1" \
+        "log('flakesense', 'executeCommand')[0]['command'] == 'flakesense.markFlaky'"
+fi
+environment=(ALONE=1 NO_RASS=1)
+if skip_unless "$has_eglot" eglot-without-rass-java eglot; then
+    config eglot-without-rass-java OrderServiceTest.java config-eglot.el \
+        "log('flakesense', 'start') == [{'args': ['serve']}]" \
+        "log('jdtls', 'start') == []" \
+        "len(log('flakesense', 'didOpen')) == 1"
+fi
+
+environment=(ALONE=1 MULTIPLEXER=none WSCONF=1)
 if skip_unless "$has_eglot" eglot-alone-python eglot; then
     config eglot-alone-python test_order.py config-eglot.el \
         "log('flakesense', 'initialize')[0]['initializationOptions'] == $settings" \

@@ -51,7 +51,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
             palette.severity(finding.severity),
             palette.bold(&escape(&finding.id)),
             verdict(finding.category),
-            palette.bold(&format!("{:.2}", finding.score)),
+            palette.bold(&crate::analysis::score_text(finding.score)),
         )?;
         for mechanism in &finding.mechanisms {
             writeln!(

@@ -97,10 +97,10 @@ const SIGNALS_SHOWN: usize = 3;
 /// it shares with them). SARIF and GitHub annotations say the same things.
 fn message(finding: &Finding, separator: &str) -> String {
     let mut sentences = vec![format!(
-        "{} is {}, score {:.2}.",
+        "{} is {}, score {}.",
         finding.id,
         verdict(finding.category),
-        finding.score
+        crate::analysis::score_text(finding.score)
     )];
     for mechanism in &finding.mechanisms {
         sentences.push(format!("It {}.", mechanism.evidence()));

@@ -207,3 +207,15 @@ fn flaky_tests_with_the_same_risk_come_before_the_nearest_by_tokens_and_once() {
         ["with-risk", "far-with-risk", "near-network"]
     );
 }
+
+#[test]
+fn a_score_below_a_threshold_never_reads_as_the_threshold() {
+    use crate::analysis::score_text;
+    // 0.4959 is not flagged at sigma 0.5: rounded, it would read "0.50".
+    assert_eq!(score_text(0.4959), "0.49");
+    assert_eq!(score_text(0.9499), "0.94");
+    assert_eq!(score_text(0.95), "0.95");
+    assert_eq!(score_text(0.9999), "0.99");
+    assert_eq!(score_text(1.0), "1.00");
+    assert_eq!(score_text(0.0), "0.00");
+}

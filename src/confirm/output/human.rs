@@ -40,7 +40,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
             about.push(format!("runner {runner}"));
         }
         if let Some(score) = test.score {
-            about.push(format!("score {score:.2}"));
+            about.push(format!("score {}", crate::analysis::score_text(score)));
         }
         if !about.is_empty() {
             writeln!(out, "  {}", paint(colour, "2", &about.join(", ")))?;

@@ -265,6 +265,7 @@ mod tests {
                 comments_above: 0..0,
                 markers: Vec::new(),
                 head_comments: Vec::new(),
+                inherited: None,
             },
             file: Path::new("/repo/crate").join(path.trim_start_matches("crate/")),
             path: path.to_string(),

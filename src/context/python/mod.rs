@@ -1,5 +1,9 @@
 //! Python: the set-up and tear-down (unittest and pytest's xunit style), fixtures, parameter
 //! sources and helpers a test runs, from its file and the `conftest.py` files above it.
+//!
+//! A test a class inherits runs in that class: its set-up, and fixtures looked up from it first,
+//! whichever class or module defines the method. A method of another module brings that module's
+//! helpers and its class's fixtures, not its module-level ones (pytest does not see those).
 
 mod definitions;
 
@@ -36,13 +40,19 @@ const CLASS_SET_UP: [(&str, ContextKind); 6] = [
     ("teardown_method", ContextKind::TearDown),
 ];
 
-/// Which file (0 for the test's file, `i + 1` for the i-th `conftest.py`) and which item in it.
+/// Which file (0 for the test's file, `i + 1` for the i-th `conftest.py`, then the modules
+/// classes derive from) and which item in it.
 type Key = (usize, Item);
 
-/// A Python file and its `conftest.py` files read once, ready to resolve any of its tests.
+/// A Python file, its `conftest.py` files and the modules its classes derive from, read once,
+/// ready to resolve any of its tests.
 pub(super) struct PythonContext<'s> {
-    /// The test's file, then the `conftest.py` files from the nearest directory up.
+    /// The test's file, the `conftest.py` files from the nearest directory up, then the modules.
     files: Vec<PythonFile<'s>>,
+    /// How many of `files` are the test's file and its `conftest.py` files.
+    modules_from: usize,
+    /// The paths of the modules, in the order of `files`.
+    module_paths: Vec<&'s str>,
     test_name_starts: HashSet<usize>,
 }
 
@@ -50,18 +60,42 @@ impl<'s> PythonContext<'s> {
     pub(super) fn new(
         file: SourceFile<'s>,
         conftests: &[SourceFile<'s>],
+        modules: &[(&'s str, SourceFile<'s>)],
         tests: &[TestMethod],
     ) -> PythonContext<'s> {
-        let files = std::iter::once(file).chain(conftests.iter().copied());
+        let files = std::iter::once(file)
+            .chain(conftests.iter().copied())
+            .chain(modules.iter().map(|(_, module)| *module));
         let files = files.map(|file| PythonFile::new(file.source, file.tree.root_node()));
         PythonContext {
             files: files.collect(),
+            modules_from: 1 + conftests.len(),
+            module_paths: modules.iter().map(|(path, _)| *path).collect(),
             test_name_starts: tests.iter().map(|test| test.name_range.start).collect(),
         }
     }
 
     pub(super) fn units(&self, test: &TestMethod) -> Vec<ContextUnit> {
-        TestScope::new(&self.files, &self.test_name_starts, test).context(test)
+        TestScope::new(self, test).context(test)
+    }
+
+    /// The file defining a test's method and where its name starts there.
+    fn defined_at(&self, test: &TestMethod) -> (usize, usize) {
+        let elsewhere = test
+            .inherited
+            .as_ref()
+            .and_then(|inherited| inherited.elsewhere.as_ref());
+        match elsewhere {
+            Some(elsewhere) => {
+                let module = self
+                    .module_paths
+                    .iter()
+                    .position(|path| *path == elsewhere.module.path)
+                    .map_or(usize::MAX, |position| self.modules_from + position);
+                (module, elsewhere.name_range.start)
+            }
+            None => (0, test.name_range.start),
+        }
     }
 }
 
@@ -69,40 +103,60 @@ impl<'s> PythonContext<'s> {
 struct TestScope<'a, 's> {
     files: &'a [PythonFile<'s>],
     test_name_starts: &'a HashSet<usize>,
-    /// The test's own definition, when the file's definitions hold it.
-    function: Option<usize>,
+    /// The test's own definition (its file and index), when the files' definitions hold it.
+    function: Option<(usize, usize)>,
+    /// The class of the test's file the test runs in.
     class: Option<usize>,
     levels: Vec<Level>,
 }
 
 impl<'a, 's> TestScope<'a, 's> {
-    fn new(
-        files: &'a [PythonFile<'s>],
-        test_name_starts: &'a HashSet<usize>,
-        test: &TestMethod,
-    ) -> TestScope<'a, 's> {
+    fn new(context: &'a PythonContext<'s>, test: &TestMethod) -> TestScope<'a, 's> {
+        let files = &context.files;
         let own = &files[0];
-        let function = own
-            .function_by_name_start
-            .get(&test.name_range.start)
-            .copied();
-        let class = match function {
-            Some(function) => own.functions[function].class,
-            // A test the file's definitions do not hold (broken code): the innermost class around it.
-            None => {
-                let classes = own.classes.iter().enumerate();
-                let around = classes.filter(|(_, class)| contains(&class.range, &test.range));
-                around
-                    .max_by_key(|(_, class)| class.range.start)
-                    .map(|(index, _)| index)
-            }
+        let (defined_in, name_start) = context.defined_at(test);
+        let function = files.get(defined_in).and_then(|file| {
+            let function = file.function_by_name_start.get(&name_start).copied()?;
+            Some((defined_in, function))
+        });
+        let innermost_around = |range: &std::ops::Range<usize>| {
+            let classes = own.classes.iter().enumerate();
+            let around = classes.filter(|(_, class)| contains(&class.range, range));
+            around
+                .max_by_key(|(_, class)| class.range.start)
+                .map(|(index, _)| index)
         };
+        let class = match (&test.inherited, function) {
+            // An inherited test runs in the class that collects it.
+            (Some(inherited), _) => innermost_around(&inherited.class_name),
+            (None, Some((_, function))) => own.functions[function].class,
+            // A test the file's definitions do not hold (broken code): the innermost class around it.
+            (None, None) => innermost_around(&test.range),
+        };
+        // A method of another module brings the fixtures of its class and that class's bases.
+        let more: Vec<Level> = function
+            .filter(|(file, _)| *file > 0)
+            .and_then(|(file, function)| {
+                let module = &files[file];
+                let class = module.functions[function].class?;
+                Some(
+                    module
+                        .mro(class)
+                        .iter()
+                        .map(|&base| Level {
+                            file,
+                            class: Some(base),
+                        })
+                        .collect(),
+                )
+            })
+            .unwrap_or_default();
         TestScope {
             files,
-            test_name_starts,
+            test_name_starts: &context.test_name_starts,
             function,
             class,
-            levels: pytest::levels(files, class),
+            levels: pytest::levels(files, class, &more, context.modules_from),
         }
     }
 
@@ -138,24 +192,28 @@ impl<'a, 's> TestScope<'a, 's> {
                 }
             }
         }
-        let test_function = self.function.map(|function| &own.functions[function]);
+        let defined_in = self.function.map_or(0, |(file, _)| file);
+        let test_function = self
+            .function
+            .map(|(file, function)| &self.files[file].functions[function]);
+        // Marks, each with the file its parameter sources are looked up in.
         let marks = test_function
-            .map(|function| &function.marks)
+            .map(|function| (defined_in, &function.marks))
             .into_iter()
             .chain(self.levels.iter().filter(|level| level.file == 0).map(
                 |level| match level.class {
-                    Some(class) => &own.classes[class].marks,
-                    None => &own.module_marks,
+                    Some(class) => (0, &own.classes[class].marks),
+                    None => (0, &own.module_marks),
                 },
             ));
         let mut parametrized: Vec<&str> = Vec::new();
-        for marks in marks {
+        for (file, marks) in marks {
             for name in &marks.usefixtures {
                 roots.extend(self.requested(name, 0));
             }
             for name in &marks.sources {
-                roots.extend(own.parameter_source(name).map(|item| Step {
-                    key: (0, item),
+                roots.extend(self.files[file].parameter_source(name).map(|item| Step {
+                    key: (file, item),
                     kind: ContextKind::ParameterSource,
                     anchor: None,
                 }));
@@ -170,10 +228,14 @@ impl<'a, 's> TestScope<'a, 's> {
                 roots.extend(self.requested(parameter, 0));
             }
         }
-        self.helpers(0, &test.range, &mut roots);
+        match (defined_in, test_function) {
+            (0, _) | (_, None) => self.helpers(0, &test.range, &mut roots),
+            (file, Some(function)) => self.helpers(file, &function.range, &mut roots),
+        }
         breadth_first(
             self,
-            self.function.map(|function| (0, Item::Function(function))),
+            self.function
+                .map(|(file, function)| (file, Item::Function(function))),
             roots,
         )
     }

@@ -204,8 +204,15 @@ pub(super) struct Level {
 }
 
 /// The levels a test in `class` (if any) of file 0 sees, nearest first: the class and its bases,
-/// each enclosing class and its bases, the module, then each `conftest.py`.
-pub(super) fn levels(files: &[PythonFile], class: Option<usize>) -> Vec<Level> {
+/// each enclosing class and its bases, `more` (the classes of other modules it derives from),
+/// the module, then each `conftest.py` (the first `modules` files; the others are modules
+/// classes derive from, whose module-level fixtures a test of file 0 does not see).
+pub(super) fn levels(
+    files: &[PythonFile],
+    class: Option<usize>,
+    more: &[Level],
+    modules: usize,
+) -> Vec<Level> {
     let mut levels: Vec<Level> = Vec::new();
     let test_file = &files[0];
     let mut around = class;
@@ -221,7 +228,12 @@ pub(super) fn levels(files: &[PythonFile], class: Option<usize>) -> Vec<Level> {
         }
         around = test_file.outer(class);
     }
-    levels.extend((0..files.len()).map(|file| Level { file, class: None }));
+    for level in more {
+        if !levels.contains(level) {
+            levels.push(*level);
+        }
+    }
+    levels.extend((0..modules.min(files.len())).map(|file| Level { file, class: None }));
     levels
 }
 

@@ -1,8 +1,11 @@
-//! A cache of the workspace's signal shares, `.flakesense/cache/prevalence`: per source file, the
-//! counts the prior needs (tests, and tests per risk feature), keyed by the file's path, size and
-//! modification time. A run reads it, counts again only the files that changed, and writes it
-//! back atomically; `check`, `predict` and the language server share it (ruff keeps its cache
-//! the same way). The directory keeps itself out of git with a `.gitignore` of its own.
+//! A cache of the workspace's signal shares: per source file, the counts the prior needs (tests,
+//! and tests per risk feature), keyed by the file's path, size and modification time. A run reads
+//! it, counts again only the files that changed, and writes it back atomically; `check`,
+//! `predict` and the language server share it.
+//!
+//! It lives outside the working tree, so that checking writes nothing there ([`location`]): in
+//! the git directory of the repository holding the workspace (`.git/flakesense/`, per worktree),
+//! else in the user's cache directory (`$XDG_CACHE_HOME/flakesense/`, else `~/.cache/flakesense/`).
 //!
 //! A Python file's counts also depend on the pytest configuration and `conftest.py` files of its
 //! directories (its tests' fixtures), so its key holds their stamps too. The whole cache belongs
@@ -22,10 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::language::Language;
 use crate::prevalence::{Counts, Prevalence};
 
-/// The cache file, relative to the workspace root.
-pub const CACHE_PATH: &str = ".flakesense/cache/prevalence";
-
-const MAGIC: &[u8; 8] = b"FLKSNSC1";
+const MAGIC: &[u8; 8] = b"FLKSNSC2";
 /// No cache this tool writes comes near this; a larger file is not read.
 const MAX_CACHE_BYTES: u64 = 256 << 20;
 
@@ -42,12 +42,88 @@ pub struct FileKey {
 #[derive(Serialize, Deserialize)]
 struct Stored {
     build: u64,
+    /// The workspace the counts are of: a cache file named by a hash of its path is never taken
+    /// for another's.
+    root: String,
     files: Vec<(String, FileKey, Vec<Counts>)>,
+}
+
+/// Where the cache of the workspace at `root` lives, or `None` when there is nowhere to keep it
+/// (no git directory, no home): then every run counts afresh.
+///
+/// In a git working tree, the git directory (a worktree's own, which `.git` names when it is a
+/// file): `flakesense/prevalence` for the workspace at the top of the working tree,
+/// `flakesense/prevalence-HASH` for one below it (a monorepo's `flakesense.toml` in a
+/// subdirectory). Elsewhere the user's cache directory, `flakesense/workspaces/NAME-HASH`.
+pub fn location(root: &Path) -> Option<PathBuf> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    if let Some((top, git_directory)) = git_directory(&root) {
+        let relative = root.strip_prefix(&top).unwrap_or(Path::new(""));
+        let name = if relative.as_os_str().is_empty() {
+            "prevalence".to_string()
+        } else {
+            format!(
+                "prevalence-{:016x}",
+                stable_hash(&relative.to_string_lossy())
+            )
+        };
+        return Some(git_directory.join("flakesense").join(name));
+    }
+    let name = root
+        .file_name()
+        .map(|name| {
+            name.to_string_lossy()
+                .replace(|c: char| !c.is_alphanumeric(), "_")
+        })
+        .unwrap_or_default();
+    let hash = stable_hash(&root.to_string_lossy());
+    Some(
+        user_cache_directory()?
+            .join("flakesense/workspaces")
+            .join(format!("{name}-{hash:016x}"))
+            .join("prevalence"),
+    )
+}
+
+/// The top of the git working tree holding `directory` and its git directory: `.git` itself, or
+/// the directory a `.git` file names (`gitdir: ...`, in a worktree or a submodule).
+fn git_directory(directory: &Path) -> Option<(PathBuf, PathBuf)> {
+    directory.ancestors().find_map(|top| {
+        let dot_git = top.join(".git");
+        if dot_git.is_dir() {
+            return Some((top.to_path_buf(), dot_git));
+        }
+        let text = crate::files::read_regular(&dot_git, 4096).ok()?;
+        let named = String::from_utf8_lossy(&text);
+        let named = named.trim().strip_prefix("gitdir:")?.trim();
+        let named = top.join(named);
+        named.is_dir().then(|| (top.to_path_buf(), named))
+    })
+}
+
+/// The user's cache directory: `$XDG_CACHE_HOME`, else `~/.cache` (`%LOCALAPPDATA%` on Windows).
+fn user_cache_directory() -> Option<PathBuf> {
+    let absolute = |variable: &str| {
+        std::env::var_os(variable)
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute())
+    };
+    absolute("XDG_CACHE_HOME")
+        .or_else(|| absolute("HOME").map(|home| home.join(".cache")))
+        .or_else(|| absolute("LOCALAPPDATA"))
+}
+
+/// FNV-1a: the same on every platform and release, so a workspace keeps its cache's name.
+fn stable_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The cached counts of one workspace, and the stamps of its Python surroundings.
 pub struct PrevalenceCache {
-    path: PathBuf,
+    /// Where the cache is read from and written to; `None`: nowhere.
+    path: Option<PathBuf>,
     files: HashMap<String, (FileKey, Prevalence)>,
     /// Per directory, the stamps of its pytest configuration and `conftest.py` files, with those
     /// of its parents up to the root.
@@ -56,11 +132,14 @@ pub struct PrevalenceCache {
 }
 
 impl PrevalenceCache {
-    /// The cache of the workspace at `root`, empty when there is none or it cannot be used.
+    /// The cache of the workspace at `root`, kept at its [`location`]; empty when there is none
+    /// or it cannot be used.
     pub fn read(root: &Path) -> PrevalenceCache {
-        let path = root.join(CACHE_PATH);
-        let files = read_stored(&path)
-            .filter(|stored| stored.build == build_key())
+        let path = location(root);
+        let files = path
+            .as_deref()
+            .and_then(read_stored)
+            .filter(|stored| stored.build == build_key() && stored.root == root_text(root))
             .map(|stored| {
                 stored
                     .files
@@ -120,14 +199,18 @@ impl PrevalenceCache {
     /// Writes the counts of this run's files (and only those: files deleted or renamed since
     /// drop out) atomically. Failing to write is not an error: the next run counts again.
     pub fn write(&self, files: &[(String, FileKey, Prevalence)]) {
+        let Some(path) = &self.path else {
+            return;
+        };
         let stored = Stored {
             build: build_key(),
+            root: root_text(&self.root),
             files: files
                 .iter()
                 .map(|(relative, key, prevalence)| (relative.clone(), *key, prevalence.counts()))
                 .collect(),
         };
-        let _ = write_stored(&self.path, &stored);
+        let _ = write_stored(path, &stored);
     }
 
     fn directory_stamps(&self, directory: &Path) -> u64 {
@@ -160,6 +243,14 @@ impl PrevalenceCache {
             .insert(directory.to_path_buf(), stamps);
         stamps
     }
+}
+
+/// The workspace root as a cache file records it.
+fn root_text(root: &Path) -> String {
+    root.canonicalize()
+        .unwrap_or_else(|_| root.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// What the counts of this build depend on besides the files: the release, the signal
@@ -195,13 +286,6 @@ fn read_stored(path: &Path) -> Option<Stored> {
 fn write_stored(path: &Path, stored: &Stored) -> std::io::Result<()> {
     let directory = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(directory)?;
-    let gitignore = directory.join(".gitignore");
-    if !gitignore.exists() {
-        fs::write(
-            &gitignore,
-            "# written by flakesense: the cache is not to be committed\n*\n",
-        )?;
-    }
     let mut bytes = MAGIC.to_vec();
     bincode::serde::encode_into_std_write(stored, &mut bytes, bincode::config::standard())
         .map_err(std::io::Error::other)?;

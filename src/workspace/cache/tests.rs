@@ -7,8 +7,10 @@ const SLEEPS: &str = "class SleepTest {\n    @Test\n    void waits() throws Exce
 const PURE: &str =
     "class PureTest {\n    @Test\n    void adds() {\n        assertEquals(2, 1 + 1);\n    }\n}\n";
 
+/// A workspace at the top of a git working tree, whose cache goes in its git directory.
 fn workspace() -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
+    fs::create_dir(root.path().join(".git")).unwrap();
     write(root.path(), "src/SleepTest.java", SLEEPS);
     write(root.path(), "src/PureTest.java", PURE);
     write(
@@ -69,11 +71,64 @@ fn unchanged_files_are_read_from_the_cache() {
         cache.get("src/SleepTest.java", &key),
         Some(&first_file_counts(&path))
     );
-    assert!(
-        fs::read_to_string(root.path().join(".flakesense/cache/.gitignore"))
-            .unwrap()
-            .contains("\n*\n")
+    // Nothing in the working tree: the cache is in git's directory.
+    assert!(!root.path().join(".flakesense").exists());
+    assert_eq!(
+        location(root.path()),
+        Some(
+            root.path()
+                .canonicalize()
+                .unwrap()
+                .join(".git/flakesense/prevalence")
+        )
     );
+}
+
+#[test]
+fn a_cache_lives_in_the_git_directory_of_its_working_tree_or_the_users_cache() {
+    let top = tempfile::tempdir().unwrap();
+    let top = top.path().canonicalize().unwrap();
+    fs::create_dir_all(top.join(".git")).unwrap();
+    fs::create_dir_all(top.join("services/api")).unwrap();
+    // A workspace below the top (its own flakesense.toml) has a cache of its own.
+    let nested = location(&top.join("services/api")).unwrap();
+    assert!(
+        nested.starts_with(top.join(".git/flakesense")),
+        "{nested:?}"
+    );
+    assert_ne!(nested, location(&top).unwrap());
+    // A worktree's `.git` is a file naming its own git directory.
+    let worktree = tempfile::tempdir().unwrap();
+    let worktree = worktree.path().canonicalize().unwrap();
+    fs::create_dir_all(top.join(".git/worktrees/feature")).unwrap();
+    fs::write(
+        worktree.join(".git"),
+        format!("gitdir: {}\n", top.join(".git/worktrees/feature").display()),
+    )
+    .unwrap();
+    assert_eq!(
+        location(&worktree),
+        Some(top.join(".git/worktrees/feature/flakesense/prevalence"))
+    );
+    // Outside git: the user's cache directory, never the workspace.
+    let plain = tempfile::tempdir().unwrap();
+    if let Some(path) = location(plain.path()) {
+        assert!(!path.starts_with(plain.path()), "{path:?}");
+    }
+}
+
+#[test]
+fn a_cache_of_another_workspace_is_not_used() {
+    let root = workspace();
+    counted(root.path());
+    let other = workspace();
+    fs::copy(location(root.path()).unwrap(), {
+        let path = location(other.path()).unwrap();
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        path
+    })
+    .unwrap();
+    assert!(PrevalenceCache::read(other.path()).is_empty());
 }
 
 fn first_file_counts(path: &Path) -> Prevalence {
@@ -159,7 +214,7 @@ fn every_pytest_configuration_file_counts_the_python_tests_again() {
 fn a_damaged_cache_is_rebuilt_silently() {
     let root = workspace();
     let first = counted(root.path());
-    let path = root.path().join(CACHE_PATH);
+    let path = location(root.path()).unwrap();
     for damage in [&b"garbage"[..], &MAGIC[..], &[]] {
         fs::write(&path, damage).unwrap();
         assert_eq!(counted(root.path()), first);

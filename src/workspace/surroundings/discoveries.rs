@@ -1,11 +1,13 @@
 //! How pytest collects the tests of a directory: the settings of the nearest pytest configuration
-//! file, read once per directory and again when one of its configuration files changes.
+//! file, read once per directory and again when one of its configuration files changes, and the
+//! workspace's modules test classes derive from ([`super::modules`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::extract::{self, Discovery, PytestSettings};
+use super::modules::ModuleReader;
+use crate::extract::{self, Discovery, ModuleSource, PytestSettings};
 use crate::labels::FileStamp;
 use crate::language::Language;
 
@@ -33,6 +35,11 @@ pub fn discovery(root: &Path, language: Language, path: &Path) -> Discovery {
 pub(super) struct Discoveries {
     root: PathBuf,
     by_directory: Mutex<HashMap<PathBuf, Level>>,
+    modules: Arc<dyn ModuleSource>,
+    /// pytest's defaults, for a directory no configuration file speaks for.
+    defaults: Arc<Discovery>,
+    /// What Java's and Rust's runners read: nothing. One for every file.
+    nothing: Arc<Discovery>,
 }
 
 /// What one directory's own configuration files said, and their stamps when they were read.
@@ -45,9 +52,16 @@ struct Level {
 
 impl Discoveries {
     pub(super) fn new(root: &Path) -> Discoveries {
+        let modules: Arc<dyn ModuleSource> = Arc::new(ModuleReader::new(root));
         Discoveries {
             root: root.to_path_buf(),
             by_directory: Mutex::default(),
+            defaults: Arc::new(Discovery {
+                pytest: PytestSettings::default(),
+                modules: Some(modules.clone()),
+            }),
+            nothing: Arc::default(),
+            modules,
         }
     }
 
@@ -62,7 +76,7 @@ impl Discoveries {
     pub(super) fn for_file(&self, language: Language, path: &Path) -> Arc<Discovery> {
         match (language, path.parent()) {
             (Language::Python, Some(directory)) => self.for_directory(directory),
-            _ => Arc::default(),
+            _ => self.nothing.clone(),
         }
     }
 
@@ -74,7 +88,7 @@ impl Discoveries {
             Some(parent) if directory != self.root && !parent.as_os_str().is_empty() => {
                 self.for_directory(parent)
             }
-            _ => Arc::default(),
+            _ => self.defaults.clone(),
         }
     }
 
@@ -93,7 +107,12 @@ impl Discoveries {
         {
             return known.own;
         }
-        let own = pytest_settings_in(directory).map(|pytest| Arc::new(Discovery { pytest }));
+        let own = pytest_settings_in(directory).map(|pytest| {
+            Arc::new(Discovery {
+                pytest,
+                modules: Some(self.modules.clone()),
+            })
+        });
         self.by_directory
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -189,8 +208,9 @@ mod tests {
                 bare.path(),
                 Language::Python,
                 &bare.path().join("test_e.py")
-            ),
-            Discovery::default()
+            )
+            .pytest,
+            PytestSettings::default()
         );
     }
 
@@ -245,8 +265,10 @@ mod tests {
         std::fs::create_dir_all(root.path().join("a/b/pytest.ini")).unwrap();
         let discoveries = Discoveries::new(root.path());
         assert_eq!(
-            *discoveries.for_file(Language::Python, &root.path().join("test_x.py")),
-            Discovery::default()
+            discoveries
+                .for_file(Language::Python, &root.path().join("test_x.py"))
+                .pytest,
+            PytestSettings::default()
         );
         // A directory named pytest.ini is not a configuration file.
         assert_eq!(

@@ -16,6 +16,7 @@ use discoveries::Discoveries;
 pub use discoveries::discovery;
 
 mod discoveries;
+mod modules;
 
 /// The names of the files surroundings are read from: `conftest.py` and pytest's configuration
 /// files.
