@@ -251,14 +251,10 @@ async fn confirm(
 fn headline(verdict: &TestVerdict) -> String {
     match verdict.verdict {
         Verdict::Flaky => format!(
-            "is flaky ({}): {}{}",
-            verdict
-                .category
-                .map_or("cause unknown", |category| category.name()),
-            verdict::evidence(verdict),
-            verdict
-                .category
-                .map(|category| format!(". {}", category.fix_hint(None)))
+            "is {}{}",
+            crate::confirm::output::headline(verdict),
+            verdict::hint(verdict, None)
+                .map(|hint| format!(". {hint}"))
                 .unwrap_or_default()
         ),
         Verdict::Broken => format!(
