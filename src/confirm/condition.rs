@@ -189,6 +189,20 @@ impl Host {
         }
     }
 
+    /// What the host offers the conditions asked for: a network namespace is tried only when
+    /// `offline` is among them (it starts processes), processor affinity always (it is a system
+    /// call).
+    pub fn probe_for(conditions: &[Condition]) -> Host {
+        Host {
+            offline: if conditions.contains(&Condition::Offline) {
+                probe_offline()
+            } else {
+                Offline::Unavailable("not asked for".to_string())
+            },
+            cpu: last_allowed_cpu(),
+        }
+    }
+
     /// A host for commands run plainly (building the tests): it offers no condition.
     pub fn plain() -> Host {
         Host {

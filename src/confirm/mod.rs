@@ -138,11 +138,7 @@ pub fn run(args: ConfirmArgs) -> Result<ExitCode> {
             ExitCode::SUCCESS
         });
     }
-    let host = if settings.conditions.contains(&Condition::Offline) {
-        Host::probe()
-    } else {
-        Host::plain()
-    };
+    let host = Host::probe_for(&settings.conditions);
     let stop = Stop::on_ctrl_c();
     let bar = progress_bar();
     let confirmation = engine::confirm(

@@ -69,7 +69,11 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
                 "  {name} {} runs: {}{}",
                 tally.runs,
                 counts.join(", "),
-                against_plain(tally, verdict.exposed_by.contains(&tally.condition))
+                if verdict.verdict == Verdict::Flaky {
+                    against_plain(tally, verdict.exposed_by.contains(&tally.condition))
+                } else {
+                    String::new()
+                }
             )?;
             for failure in tally.failures.iter().take(MESSAGES_SHOWN) {
                 writeln!(

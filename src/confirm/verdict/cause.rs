@@ -71,7 +71,7 @@ pub fn exposing_conditions(tallies: &mut [Tally]) -> Vec<Condition> {
 fn fresh_executions(twice: &Tally, plain: Option<Counts>) -> Counts {
     let firsts = Counts::new(twice.first_failed, twice.first_failed + twice.first_passed);
     match plain {
-        Some(plain) => firsts.add(plain),
+        Some(plain) => firsts.pooled_with(plain),
         None => firsts,
     }
 }
@@ -86,5 +86,5 @@ fn pooled_others(tallies: &[Tally], condition: Condition) -> Option<Counts> {
                 && tally.condition != condition
         })
         .map(Tally::counts)
-        .reduce(Counts::add)
+        .reduce(Counts::pooled_with)
 }

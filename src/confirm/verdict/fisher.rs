@@ -21,7 +21,7 @@ impl Counts {
         }
     }
 
-    pub fn add(self, other: Counts) -> Counts {
+    pub fn pooled_with(self, other: Counts) -> Counts {
         Counts::new(
             self.failed.saturating_add(other.failed),
             self.runs.saturating_add(other.runs),
