@@ -1,5 +1,7 @@
-//! Java's runners: Maven Surefire, Gradle, and the JUnit Platform console launcher, which alone
-//! can run a test twice in one JVM (through a small launcher of flakesense's own).
+//! Java's runners: Maven Surefire, Gradle, and the JUnit Platform console launcher's jar, which
+//! a small launcher of flakesense's own (`helpers/FlakesenseRuns.java`) drives through the
+//! Launcher API: a batch of runs in one JVM, each run's test classes in a class loader of their
+//! own, and `twice` as two executions in one class loader.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -10,15 +12,19 @@ use super::{Runner, RunnerKind, nearest};
 use crate::config::RunnerConfig;
 use crate::confirm::choose::ChosenTest;
 use crate::confirm::condition::{Condition, Host};
+use crate::confirm::outcome::{self, CaseResult};
 use crate::confirm::process::{self, Invocation, Stop};
 use crate::language::Language;
 
 /// Debian's `junit5` package puts the console launcher here.
 pub const DEBIAN_LAUNCHER: &str = "/usr/share/java/junit-platform-console-standalone.jar";
 
-/// The launcher that runs the selected tests twice in one JVM, compiled on first use.
-const TWICE_LAUNCHER: &str = include_str!("../twice/FlakesenseTwice.java");
-const TWICE_CLASS: &str = "FlakesenseTwice";
+/// The launcher that runs the selected tests a batch of times in one JVM, compiled on first use.
+const RUNS_LAUNCHER: &str = include_str!("helpers/FlakesenseRuns.java");
+const RUNS_CLASS: &str = "FlakesenseRuns";
+
+/// The runs one JVM makes; batches of at most ten keep the conditions interleaved.
+pub const BATCH_RUNS: u32 = 10;
 
 const COMPILE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
@@ -206,8 +212,9 @@ pub struct PreparedConsole {
     launcher: PathBuf,
     classpath: String,
     methods: Vec<String>,
-    /// Where the twice launcher was compiled, or why it could not be.
-    twice: std::result::Result<PathBuf, String>,
+    /// Where flakesense's launcher was compiled, or why it could not be: then each run starts
+    /// the console launcher, and `twice` is unavailable.
+    helper: std::result::Result<PathBuf, String>,
 }
 
 pub fn prepare_console(
@@ -215,7 +222,6 @@ pub fn prepare_console(
     classpath: &[String],
     workspace_root: &Path,
     tests: &[&ChosenTest],
-    conditions: &[Condition],
     scratch: &Path,
     stop: &Stop,
 ) -> Result<PreparedConsole> {
@@ -231,33 +237,27 @@ pub fn prepare_console(
         })
         .collect::<Vec<_>>()
         .join(":");
-    let twice = if conditions.contains(&Condition::Twice) {
-        compile_twice_launcher(launcher, scratch, stop)?
-    } else {
-        Err("not asked for".to_string())
-    };
     Ok(PreparedConsole {
         root: workspace_root.to_path_buf(),
         launcher: launcher.to_path_buf(),
         classpath,
         methods: tests.iter().map(|test| test.test.id.clone()).collect(),
-        twice,
+        helper: compile_helper(launcher, scratch, stop)?,
     })
 }
 
-/// Compiles [`TWICE_LAUNCHER`] against the console launcher's jar; `Err` says why it cannot
-/// be, and `twice` is then reported unavailable for these tests.
-fn compile_twice_launcher(
+/// Compiles [`RUNS_LAUNCHER`] against the console launcher's jar; `Err` says why it cannot be.
+fn compile_helper(
     launcher: &Path,
     scratch: &Path,
     stop: &Stop,
 ) -> Result<std::result::Result<PathBuf, String>> {
-    let source_directory = scratch.join("junit-twice-source");
-    let classes = scratch.join("junit-twice");
+    let source_directory = scratch.join("junit-runs-source");
+    let classes = scratch.join("junit-runs");
     std::fs::create_dir_all(&source_directory)?;
     std::fs::create_dir_all(&classes)?;
-    let source = source_directory.join(format!("{TWICE_CLASS}.java"));
-    std::fs::write(&source, TWICE_LAUNCHER)?;
+    let source = source_directory.join(format!("{RUNS_CLASS}.java"));
+    std::fs::write(&source, RUNS_LAUNCHER)?;
     let invocation = Invocation::new(javac(), scratch)
         .arg("-d")
         .arg(&classes)
@@ -269,18 +269,22 @@ fn compile_twice_launcher(
         Condition::Plain,
         &Host::plain(),
         COMPILE_TIMEOUT,
-        &scratch.join("junit-twice-javac"),
+        &scratch.join("junit-runs-javac"),
         stop,
     ) {
         Ok(Ok(finished)) => finished,
-        Ok(Err(_)) => bail!("stopped while compiling the twice launcher"),
-        Err(error) => return Ok(Err(format!("cannot compile the twice launcher: {error:#}"))),
+        Ok(Err(_)) => bail!("stopped while compiling flakesense's JUnit launcher"),
+        Err(error) => {
+            return Ok(Err(format!(
+                "cannot compile flakesense's JUnit launcher: {error:#}"
+            )));
+        }
     };
     if finished.status.is_some_and(|status| status.success()) {
         Ok(Ok(classes))
     } else {
         Ok(Err(format!(
-            "javac could not compile the twice launcher against {}: {}",
+            "javac could not compile flakesense's JUnit launcher against {}: {}",
             launcher.display(),
             finished.stderr_tail(5)
         )))
@@ -289,26 +293,38 @@ fn compile_twice_launcher(
 
 impl PreparedConsole {
     pub fn unavailable(&self, condition: Condition) -> Option<String> {
-        match (&self.twice, condition) {
+        match (&self.helper, condition) {
             (Err(reason), Condition::Twice) => Some(reason.clone()),
             _ => None,
         }
     }
 
-    pub fn invocation(&self, condition: Condition, report: &Path) -> Invocation {
-        match (&self.twice, condition) {
-            (Ok(classes), Condition::Twice) => Invocation::new(java(), &self.root)
-                .arg("-cp")
-                .arg(format!(
-                    "{}:{}:{}",
-                    classes.display(),
-                    self.launcher.display(),
-                    self.classpath
-                ))
-                .arg(TWICE_CLASS)
-                .arg(report)
-                .args(&self.methods),
-            _ => {
+    pub fn batch_size(&self, _condition: Condition) -> u32 {
+        if self.helper.is_ok() { BATCH_RUNS } else { 1 }
+    }
+
+    /// One JVM making `runs` runs (one run without flakesense's launcher).
+    pub fn invocation(&self, condition: Condition, report: &Path, runs: u32) -> Invocation {
+        match &self.helper {
+            Ok(classes) => {
+                let ready = report.join("ready");
+                Invocation::new(java(), &self.root)
+                    .arg("-cp")
+                    .arg(format!("{}:{}", classes.display(), self.launcher.display()))
+                    .arg(RUNS_CLASS)
+                    .arg(report)
+                    .arg(runs.to_string())
+                    .arg(if condition == Condition::Twice {
+                        "2"
+                    } else {
+                        "1"
+                    })
+                    .arg(&ready)
+                    .arg(&self.classpath)
+                    .args(&self.methods)
+                    .ready_file(ready)
+            }
+            Err(_) => {
                 let mut invocation = Invocation::new(java(), &self.root)
                     .arg("-jar")
                     .arg(&self.launcher)
@@ -324,6 +340,26 @@ impl PreparedConsole {
                 invocation.arg(format!("--reports-dir={}", report.display()))
             }
         }
+    }
+
+    /// Per run of the batch, the results in the order they ran.
+    pub fn reports(&self, condition: Condition, report: &Path, runs: u32) -> Vec<Vec<CaseResult>> {
+        if self.helper.is_err() {
+            return vec![outcome::read_reports(report, None)];
+        }
+        let executions = if condition == Condition::Twice { 2 } else { 1 };
+        (1..=runs)
+            .map(|run| {
+                (1..=executions)
+                    .flat_map(|execution| {
+                        outcome::read_reports(
+                            &report.join(format!("run-{run}/execution-{execution}")),
+                            None,
+                        )
+                    })
+                    .collect()
+            })
+            .collect()
     }
 }
 

@@ -11,7 +11,7 @@ mod java;
 mod pytest;
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::{Result, bail};
 
@@ -99,12 +99,11 @@ impl Runner {
         Some(reason.to_string())
     }
 
-    /// Builds what the runs need (cargo's test binaries, the helper that runs JUnit tests twice)
-    /// and the commands of one run.
+    /// Builds what the runs need (cargo's test binaries, the launcher that runs JUnit tests in
+    /// batches) and the commands of one batch of runs.
     pub fn prepare(
         &self,
         tests: &[&ChosenTest],
-        conditions: &[Condition],
         workspace_root: &Path,
         scratch: &Path,
         stop: &Stop,
@@ -128,7 +127,6 @@ impl Runner {
                 classpath,
                 workspace_root,
                 tests,
-                conditions,
                 scratch,
                 stop,
             )?),
@@ -159,13 +157,21 @@ enum Steps {
     Command(command::Prepared),
 }
 
-/// The commands of one run of a group, and how their results come back.
+/// The commands of one batch of runs of a group, and how their results come back.
 #[derive(Debug)]
 pub struct Prepared {
     steps: Steps,
     /// The group's tests by every name a report may give them.
     catalogue: Catalogue,
     tests: usize,
+}
+
+/// What one run gave one test: its results in the order they ran (two per case under `twice`),
+/// and, when the run was ended for running too long, after how many seconds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TestRun {
+    pub results: Vec<CaseResult>,
+    pub timed_out_after: Option<u64>,
 }
 
 impl Prepared {
@@ -178,57 +184,121 @@ impl Prepared {
         }
     }
 
-    /// The commands of one run under a condition, writing their reports under `report`, a
-    /// directory of this run's own.
-    pub fn invocations(&self, condition: Condition, report: &Path) -> Vec<Invocation> {
+    /// How many runs one batch makes without starting the runner again: pytest and the console
+    /// launcher run a batch in one process; other runners start afresh for every run.
+    pub fn batch_size(&self, condition: Condition) -> u32 {
+        match &self.steps {
+            Steps::Pytest(_) => pytest::BATCH_RUNS,
+            Steps::Console(prepared) => prepared.batch_size(condition),
+            _ => 1,
+        }
+    }
+
+    /// The commands of a batch of `runs` runs (at most [`Prepared::batch_size`]) under a
+    /// condition, writing their reports under `report`, a directory of this batch's own;
+    /// `timeout` is one run's.
+    pub fn invocations(
+        &self,
+        condition: Condition,
+        report: &Path,
+        runs: u32,
+        timeout: Duration,
+    ) -> Vec<Invocation> {
         match &self.steps {
             Steps::Cargo(prepared) => prepared.invocations(),
             Steps::Nextest(prepared) => prepared.invocations(condition, report),
-            Steps::Pytest(prepared) => prepared.invocation(condition, report),
+            Steps::Pytest(prepared) => {
+                vec![prepared.invocation(condition, report, runs, timeout)]
+            }
             Steps::BuildTool(prepared) => vec![prepared.invocation(condition)],
-            Steps::Console(prepared) => vec![prepared.invocation(condition, report)],
+            Steps::Console(prepared) => vec![prepared.invocation(condition, report, runs)],
             Steps::Command(prepared) => vec![prepared.invocation(report)],
         }
     }
 
-    /// The results of one run, per test of the group in order; each test's results in the
-    /// order they ran (two per case under `twice`).
+    /// The results of a batch: per run, per test of the group in order. A run the runner ended
+    /// for running past `timeout` (pytest's plugin does so per run), or that the batch's process
+    /// left without a result when it was ended (`process_timed_out`), failed after `timeout`.
     pub fn assign(
         &self,
         condition: Condition,
         report: &Path,
+        runs: u32,
         started: SystemTime,
         finished: &[Finished],
-    ) -> Vec<Vec<CaseResult>> {
-        let results = match &self.steps {
-            Steps::Cargo(prepared) => return prepared.assign(finished, self.tests),
-            Steps::Nextest(_) | Steps::Pytest(_) => outcome::read_reports(report, None),
-            Steps::BuildTool(prepared) => {
-                outcome::read_reports(&prepared.reports_directory(), Some(started))
+        (timeout, process_timed_out): (Duration, bool),
+    ) -> Vec<Vec<TestRun>> {
+        let seconds = timeout.as_secs();
+        let per_run: Vec<Vec<Vec<CaseResult>>> = match &self.steps {
+            Steps::Cargo(prepared) => vec![prepared.assign(finished, self.tests)],
+            Steps::Pytest(prepared) => {
+                return prepared
+                    .results(report, runs)
+                    .into_iter()
+                    .map(|said| {
+                        let mut timed_out = vec![process_timed_out; self.tests];
+                        for (classname, name) in &said.timed_out {
+                            if let Some(position) = self.position(classname, name) {
+                                timed_out[position] = true;
+                            }
+                        }
+                        self.assign_by_catalogue(said.results)
+                            .into_iter()
+                            .zip(timed_out)
+                            .map(|(results, timed_out)| TestRun {
+                                results,
+                                timed_out_after: timed_out.then_some(seconds),
+                            })
+                            .collect()
+                    })
+                    .collect();
             }
-            Steps::Console(_) => {
-                if condition == Condition::Twice {
-                    let mut results = outcome::read_reports(&report.join("first"), None);
-                    results.extend(outcome::read_reports(&report.join("second"), None));
-                    results
-                } else {
-                    outcome::read_reports(report, None)
-                }
+            Steps::Console(prepared) => prepared
+                .reports(condition, report, runs)
+                .into_iter()
+                .map(|results| self.assign_by_catalogue(results))
+                .collect(),
+            Steps::Nextest(_) => {
+                vec![self.assign_by_catalogue(outcome::read_reports(report, None))]
             }
+            Steps::BuildTool(prepared) => vec![self.assign_by_catalogue(outcome::read_reports(
+                &prepared.reports_directory(),
+                Some(started),
+            ))],
             Steps::Command(prepared) => {
                 let results = outcome::read_reports(report, None);
-                if results.is_empty() && prepared.language == Language::Rust {
-                    // A command running cargo test without a report: its own output.
-                    let output: String = finished.iter().map(Finished::stdout_text).collect();
-                    return assign_by_name(
-                        outcome::parse_cargo_output(&output),
-                        &prepared.selectors,
-                    );
-                }
-                results
+                vec![
+                    if results.is_empty() && prepared.language == Language::Rust {
+                        // A command running cargo test without a report: its own output.
+                        let output: String = finished.iter().map(Finished::stdout_text).collect();
+                        assign_by_name(outcome::parse_cargo_output(&output), &prepared.selectors)
+                    } else {
+                        self.assign_by_catalogue(results)
+                    },
+                ]
             }
         };
-        self.assign_by_catalogue(results)
+        per_run
+            .into_iter()
+            .map(|tests| {
+                tests
+                    .into_iter()
+                    .map(|results| TestRun {
+                        results,
+                        timed_out_after: process_timed_out.then_some(seconds),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The group's test a report's `(class, name)` names.
+    fn position(&self, classname: &str, name: &str) -> Option<usize> {
+        let spelling = Spelling::junit(classname, name)?;
+        match self.catalogue.lookup(&spelling) {
+            Lookup::Found(position) => Some(position),
+            _ => None,
+        }
     }
 
     /// Matches report test cases to the group's tests as `train --junit-xml` matches them to a
@@ -236,10 +306,7 @@ impl Prepared {
     fn assign_by_catalogue(&self, results: Vec<CaseResult>) -> Vec<Vec<CaseResult>> {
         let mut assigned = vec![Vec::new(); self.tests];
         for result in results {
-            let Some(spelling) = Spelling::junit(&result.classname, &result.name) else {
-                continue;
-            };
-            if let Lookup::Found(position) = self.catalogue.lookup(&spelling) {
+            if let Some(position) = self.position(&result.classname, &result.name) {
                 assigned[position].push(result);
             }
         }
