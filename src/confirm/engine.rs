@@ -1,8 +1,9 @@
 //! Running the chosen tests: each project's tests with their runner, `runs` times under each
-//! condition, in batches of runs one runner process makes (pytest and the JUnit launcher make up
-//! to ten, other runners one), conditions interleaved batch by batch so that the machine's own
-//! load falls on all of them alike. The command line, the language server and the benchmark all
-//! run tests here.
+//! condition, in batches of up to [`BATCH_RUNS`] runs, conditions interleaved batch by batch so
+//! that the machine's own load falls on all of them alike. pytest and the JUnit launcher make a
+//! batch's runs in one process; other runners start a process per run, noise kept running
+//! across the batch. The command line, the language server and the benchmark all run tests
+//! here.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -10,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 
 use super::choose::ChosenTest;
-use super::condition::{Condition, Host};
+use super::condition::{Condition, Host, Noise};
 use super::process::{self, Stop, Stopped};
 use super::runner::{self, Prepared, Runner, TestRun};
 use super::verdict::{self, Tally, TestVerdict};
@@ -20,6 +21,9 @@ use crate::config::ConfirmConfig;
 pub const DEFAULT_RUNS: u32 = 20;
 /// The default time one run may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// The most runs of a condition made in a row: a batch pays a runner's start-up once (pytest's,
+/// a JVM's) or noise's, and batches of ten keep the conditions interleaved.
+pub const BATCH_RUNS: u32 = 10;
 
 /// How many times, under what, and for how long.
 #[derive(Debug, Clone, PartialEq)]
@@ -179,7 +183,7 @@ pub fn confirm(
         let batches: Vec<Vec<u32>> = settings
             .conditions
             .iter()
-            .map(|&condition| batch_runs(settings.runs, ready.batch_size(condition)))
+            .map(|_| batch_runs(settings.runs, BATCH_RUNS))
             .collect();
         let rounds = batches.iter().map(Vec::len).max().unwrap_or(0);
         'runs: for round in 0..rounds {
@@ -250,6 +254,32 @@ fn batch_runs(runs: u32, size: u32) -> Vec<u32> {
 
 /// One batch of `runs` runs of a group under a condition: per run, per test, what it gave.
 fn run_batch(
+    prepared: &Prepared,
+    condition: Condition,
+    runs: u32,
+    directory: &Path,
+    host: &Host,
+    settings: &Settings,
+    stop: &Stop,
+) -> Result<std::result::Result<Vec<Vec<TestRun>>, Stopped>> {
+    if prepared.in_one_process() {
+        return run_in_one_process(prepared, condition, runs, directory, host, settings, stop);
+    }
+    // Noise runs on across the batch's runs instead of starting and stopping around each.
+    let _noise = (condition == Condition::Noise).then(Noise::hold);
+    let mut batch = Vec::new();
+    for run in 1..=runs {
+        let directory = directory.join(format!("run-{run}"));
+        match run_in_one_process(prepared, condition, 1, &directory, host, settings, stop)? {
+            Ok(mut runs) => batch.append(&mut runs),
+            Err(Stopped) => return Ok(Err(Stopped)),
+        }
+    }
+    Ok(Ok(batch))
+}
+
+/// `runs` runs made by the one process (or the commands) of the runner.
+fn run_in_one_process(
     prepared: &Prepared,
     condition: Condition,
     runs: u32,

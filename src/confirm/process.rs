@@ -208,7 +208,7 @@ pub fn execute(
         pin_to_one_cpu(&mut command, cpu);
     }
     let mut noise =
-        (condition == Condition::Noise && invocation.ready.is_none()).then(Noise::start);
+        (condition == Condition::Noise && invocation.ready.is_none()).then(Noise::hold);
     let mut child = command
         .spawn()
         .with_context(|| format!("cannot run `{}`", invocation.display()))?;
@@ -227,7 +227,7 @@ pub fn execute(
                 .as_ref()
                 .is_some_and(|ready| ready.exists())
         {
-            noise = Some(Noise::start());
+            noise = Some(Noise::hold());
         }
         let now = Instant::now();
         if stop.is_requested() {

@@ -23,9 +23,6 @@ pub const DEBIAN_LAUNCHER: &str = "/usr/share/java/junit-platform-console-standa
 const RUNS_LAUNCHER: &str = include_str!("helpers/FlakesenseRuns.java");
 const RUNS_CLASS: &str = "FlakesenseRuns";
 
-/// The runs one JVM makes; batches of at most ten keep the conditions interleaved.
-pub const BATCH_RUNS: u32 = 10;
-
 const COMPILE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
 pub fn detect(
@@ -299,8 +296,9 @@ impl PreparedConsole {
         }
     }
 
-    pub fn batch_size(&self, _condition: Condition) -> u32 {
-        if self.helper.is_ok() { BATCH_RUNS } else { 1 }
+    /// Whether one JVM makes a batch's runs (flakesense's launcher compiled).
+    pub fn in_one_process(&self) -> bool {
+        self.helper.is_ok()
     }
 
     /// One JVM making `runs` runs (one run without flakesense's launcher).

@@ -184,19 +184,20 @@ impl Prepared {
         }
     }
 
-    /// How many runs one batch makes without starting the runner again: pytest and the console
-    /// launcher run a batch in one process; other runners start afresh for every run.
-    pub fn batch_size(&self, condition: Condition) -> u32 {
+    /// Whether one process of the runner makes every run of a batch (pytest with flakesense's
+    /// plugin, the JUnit Platform with flakesense's launcher); other runners start afresh for
+    /// every run, and [`Prepared::invocations`] are those of one run.
+    pub fn in_one_process(&self) -> bool {
         match &self.steps {
-            Steps::Pytest(_) => pytest::BATCH_RUNS,
-            Steps::Console(prepared) => prepared.batch_size(condition),
-            _ => 1,
+            Steps::Pytest(_) => true,
+            Steps::Console(prepared) => prepared.in_one_process(),
+            _ => false,
         }
     }
 
-    /// The commands of a batch of `runs` runs (at most [`Prepared::batch_size`]) under a
-    /// condition, writing their reports under `report`, a directory of this batch's own;
-    /// `timeout` is one run's.
+    /// The commands of a batch of `runs` runs under a condition (of one run where the runner
+    /// is not [`Prepared::in_one_process`]), writing their reports under `report`, a directory
+    /// of their own; `timeout` is one run's.
     pub fn invocations(
         &self,
         condition: Condition,

@@ -22,10 +22,6 @@ pub const ROOT_MARKERS: [&str; 7] = crate::extract::PYTEST_CONFIG_FILES;
 const PLUGIN: &str = include_str!("helpers/flakesense_confirm.py");
 const PLUGIN_MODULE: &str = "flakesense_confirm";
 
-/// The runs one pytest process makes. A batch pays pytest's start-up once; batches of at most
-/// ten keep the conditions interleaved, so that the machine's load falls on all of them alike.
-pub const BATCH_RUNS: u32 = 10;
-
 /// The project's virtual environment's interpreter, else `python3`.
 pub fn interpreter(root: &Path, workspace_root: &Path) -> PathBuf {
     [root, workspace_root]
