@@ -11,7 +11,9 @@ only its function-scoped fixtures torn down and set up again in between, module 
 test that passes and then fails leaves behind state it depends on.
 
 Each execution becomes one line of JSON in the results file (run, execution, node id, the class
-and name a JUnit XML report would give it, outcome, failure text), written as it ends. A run past
+and name a JUnit XML report would give it, outcome, failure text), written as it ends. flakesense
+runs pytest with `--tb=native`: a failure's traceback is Python's own, formatted at a quarter of
+the processor time of pytest's long one, which under noise is time the run waits for. A run past
 `--flakesense-timeout` seconds is ended and written as timed out; a child that dies without a
 word is written as failed, with how it ended.
 """
@@ -25,6 +27,9 @@ import time
 
 import pytest
 from _pytest.runner import runtestprotocol
+
+# The end of a failure's traceback kept: flakesense reads a few thousand characters.
+TRACEBACK_CHARS = 3000
 
 
 def pytest_addoption(parser):
@@ -131,7 +136,8 @@ def outcome(reports):
         if report.failed:
             crash = getattr(report.longrepr, "reprcrash", None)
             message = getattr(crash, "message", "") or ""
-            text = report.longreprtext or ""
+            # The deepest frames say most (where it failed); the outermost are pytest's own.
+            text = (report.longreprtext or "")[-TRACEBACK_CHARS:]
             if report.when != "call":
                 message = f"failed on {report.when}: {message}"
             return {"outcome": "failed", "message": f"{message}\n{text}".strip()}
