@@ -207,8 +207,7 @@ pub fn execute(
     {
         pin_to_one_cpu(&mut command, cpu);
     }
-    let mut noise =
-        (condition == Condition::Noise && invocation.ready.is_none()).then(Noise::hold);
+    let mut noise = (condition == Condition::Noise && invocation.ready.is_none()).then(Noise::hold);
     let mut child = command
         .spawn()
         .with_context(|| format!("cannot run `{}`", invocation.display()))?;
