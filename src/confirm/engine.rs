@@ -179,48 +179,43 @@ pub fn confirm(
             })
             .collect();
         let mut failed_to_run = None;
-        // Per condition, the runs of each batch.
-        let batches: Vec<Vec<u32>> = settings
-            .conditions
-            .iter()
-            .map(|_| batch_runs(settings.runs, BATCH_RUNS))
-            .collect();
-        let rounds = batches.iter().map(Vec::len).max().unwrap_or(0);
-        'runs: for round in 0..rounds {
+        'runs: for (round, &runs) in batch_runs(settings.runs, BATCH_RUNS).iter().enumerate() {
+            let first_run = round as u32 * BATCH_RUNS + 1;
             for (slot, &condition) in settings.conditions.iter().enumerate() {
-                let Some(&runs) = batches[slot].get(round) else {
-                    continue;
-                };
                 if unavailable[slot].is_some() {
                     continue;
                 }
-                let first_run: u32 = batches[slot][..round].iter().sum::<u32>() + 1;
                 let directory = scratch
                     .path()
                     .join(format!("group-{index}/{condition}-{first_run}"));
-                let batch =
-                    match run_batch(ready, condition, runs, &directory, host, settings, stop) {
-                        Ok(Ok(batch)) => batch,
-                        Ok(Err(Stopped)) => return Ok(Err(Stopped)),
-                        // The runner cannot be started at all (not installed): its tests are not run.
-                        Err(error) => {
-                            failed_to_run = Some(error);
-                            break 'runs;
-                        }
-                    };
+                let mut last_run = first_run - 1;
+                let mut ran = |count: u32| {
+                    done += u64::from(count);
+                    last_run += count;
+                    progress(&Progress {
+                        done,
+                        total,
+                        runner: group.runner.name(),
+                        condition,
+                        run: last_run,
+                    });
+                };
+                let batch = match run_batch(
+                    ready, condition, runs, &directory, host, settings, stop, &mut ran,
+                ) {
+                    Ok(Ok(batch)) => batch,
+                    Ok(Err(Stopped)) => return Ok(Err(Stopped)),
+                    // The runner cannot be started at all (not installed): its tests are not run.
+                    Err(error) => {
+                        failed_to_run = Some(error);
+                        break 'runs;
+                    }
+                };
                 for run in batch {
                     for (test, test_run) in run.into_iter().enumerate() {
                         tallies[test][slot].record(&test_run.results, test_run.timed_out_after);
                     }
                 }
-                done += u64::from(runs);
-                progress(&Progress {
-                    done,
-                    total,
-                    runner: group.runner.name(),
-                    condition,
-                    run: first_run + runs - 1,
-                });
             }
         }
         for (&test, tallies) in group.tests.iter().zip(tallies) {
@@ -253,6 +248,8 @@ fn batch_runs(runs: u32, size: u32) -> Vec<u32> {
 }
 
 /// One batch of `runs` runs of a group under a condition: per run, per test, what it gave.
+/// `ran` is told how many runs are done, as they are.
+#[allow(clippy::too_many_arguments)] // Reason: the batch's own settings, each a different thing.
 fn run_batch(
     prepared: &Prepared,
     condition: Condition,
@@ -261,9 +258,14 @@ fn run_batch(
     host: &Host,
     settings: &Settings,
     stop: &Stop,
+    ran: &mut dyn FnMut(u32),
 ) -> Result<std::result::Result<Vec<Vec<TestRun>>, Stopped>> {
     if prepared.in_one_process() {
-        return run_in_one_process(prepared, condition, runs, directory, host, settings, stop);
+        let batch = run_in_one_process(prepared, condition, runs, directory, host, settings, stop);
+        if let Ok(Ok(_)) = &batch {
+            ran(runs);
+        }
+        return batch;
     }
     // Noise runs on across the batch's runs instead of starting and stopping around each.
     let _noise = (condition == Condition::Noise).then(Noise::hold);
@@ -274,6 +276,7 @@ fn run_batch(
             Ok(mut runs) => batch.append(&mut runs),
             Err(Stopped) => return Ok(Err(Stopped)),
         }
+        ran(1);
     }
     Ok(Ok(batch))
 }
@@ -350,7 +353,16 @@ pub fn runs_until_failure(
     };
     for run in 1..=cap {
         let directory = scratch.path().join(format!("{condition}-{run}"));
-        let batch = match run_batch(&prepared, condition, 1, &directory, host, &settings, stop)? {
+        let batch = match run_batch(
+            &prepared,
+            condition,
+            1,
+            &directory,
+            host,
+            &settings,
+            stop,
+            &mut |_| {},
+        )? {
             Ok(batch) => batch,
             Err(Stopped) => return Ok(Err(Stopped)),
         };
