@@ -71,8 +71,10 @@ pub fn record(root: &Path, labels: &[TestLabel]) -> Result<Recorded> {
 
 /// [`record`], with a say for each label over the test's entry as it is on disk under the lock:
 /// `decide` (given the label's position, the label and the entry) returns the label to write
-/// (the one given, or one made from both), or `None` to keep the entry as it is. A writer whose evidence may be weaker than what is stored decides here,
-/// where no other process can change the entry meanwhile.
+/// (the one given, or one made from both), or `None` to keep the entry as it is. A writer whose
+/// evidence may be weaker than what is stored decides here, where no other process can change
+/// the entry meanwhile. When nothing is to be written, the file is left as it is (and not made),
+/// but for a damaged one, which is replaced by an empty index as [`record`] always does.
 pub fn record_with(
     root: &Path,
     labels: &[TestLabel],
@@ -103,10 +105,9 @@ pub fn record_with(
             })
             .collect();
         let written: Vec<bool> = decided.iter().map(Option::is_some).collect();
-        if !written.contains(&true) {
+        if !written.contains(&true) && moved_aside.is_none() {
             // Nothing to change: the file stays as it is, or is not made.
-            let index =
-                base.unwrap_or_else(|| Index::empty(workspace::new_index_params()));
+            let index = base.unwrap_or_else(|| Index::empty(workspace::new_index_params()));
             return Ok((None, (index, moved_aside, written)));
         }
         let mut writer = match &base {

@@ -111,7 +111,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
 }
 
 /// How a condition's failures compare with plain runs': `(a cause: p = 0.003)` for a cause,
-/// `(as plain: p = 0.76)` for a condition that failed but is not one.
+/// `(not shown to be a cause: p = 0.756)` for a condition that failed but is not one.
 fn against_plain(tally: &Tally, cause: bool) -> String {
     let Some(p_value) = tally.p_value else {
         return String::new();
