@@ -4,9 +4,15 @@
 //! JUnit 5 project (javac and the console launcher). Shaker reports that noise needs far fewer
 //! runs than plain reruns; a trial that sees no failure within the cap counts as more than it.
 //!
+//! First, though, the wall time of a default confirmation (`flakesense confirm --test ...` with
+//! no other flag: 20 runs under each of the five conditions) of one test, the race, for the Rust
+//! crate and the pytest project (the JUnit project only when named in `FLAKESENSE_BENCH_ONLY`:
+//! a default confirmation starts many JVMs), as the engine the command line calls runs it.
+//!
 //! Run with `cargo bench --bench confirm`; `FLAKESENSE_BENCH_TRIALS` (default 10) and
 //! `FLAKESENSE_BENCH_CAP` (runs per trial, default 30) change the work, `FLAKESENSE_BENCH_ONLY`
-//! (`rust`, `pytest` or `junit`) runs one project.
+//! (`rust`, `pytest` or `junit`) runs one project, `FLAKESENSE_BENCH_SECTION` (`wall` or `runs`)
+//! one of the two parts.
 
 use std::path::Path;
 use std::time::Instant;
@@ -14,7 +20,7 @@ use std::time::Instant;
 use flakesense::config::Config;
 use flakesense::confirm::choose::ChosenTest;
 use flakesense::confirm::condition::{Condition, Host};
-use flakesense::confirm::engine;
+use flakesense::confirm::engine::{self, Settings};
 use flakesense::confirm::process::Stop;
 use flakesense::extract;
 use flakesense::language::Language;
@@ -92,16 +98,88 @@ fn median(mut values: Vec<u32>) -> f64 {
     }
 }
 
+/// A fresh copy of a fixture project, compiled where it needs to be; `None` (said) where a
+/// tool it needs is missing.
+fn lay_out(fixtures: &Path, project: &Project) -> Option<tempfile::TempDir> {
+    let directory = tempfile::tempdir().unwrap();
+    let root = directory.path();
+    copy_tree(&fixtures.join(project.fixture), root);
+    if project.name == "junit" {
+        let compiled = std::process::Command::new("javac")
+            .args(["-d", "out", "-cp", LAUNCHER, project.file])
+            .current_dir(root)
+            .status();
+        if !compiled.is_ok_and(|status| status.success()) {
+            println!(
+                "{:<8} skipped: javac or {LAUNCHER} is missing",
+                project.name
+            );
+            return None;
+        }
+    }
+    Some(directory)
+}
+
+/// The wall time of a default confirmation of the project's race, from the start of the runs
+/// (building cargo's test binaries included) to the verdict.
+fn default_confirmation(fixtures: &Path, project: &Project, host: &Host, stop: &Stop) {
+    let Some(directory) = lay_out(fixtures, project) else {
+        return;
+    };
+    let root = directory.path();
+    let config = Config::load(root).unwrap();
+    let settings = Settings::from_config(config.confirm.as_ref()).unwrap();
+    let test = chosen(root, project);
+    let started = Instant::now();
+    let confirmation = engine::confirm(
+        root,
+        std::slice::from_ref(&test),
+        config.confirm.as_ref(),
+        &settings,
+        host,
+        stop,
+        &mut |_| {},
+    )
+    .expect("the runs start")
+    .expect("not interrupted");
+    let elapsed = started.elapsed().as_secs_f64();
+    let verdict = &confirmation.verdicts[0];
+    println!(
+        "{:<8} {:>9.1}s  {:?} ({:?}), {} runs with a result",
+        project.name,
+        elapsed,
+        verdict.verdict,
+        verdict.category,
+        verdict.passed + verdict.failed
+    );
+}
+
 fn main() {
     let trials = setting("FLAKESENSE_BENCH_TRIALS", 10);
     let cap = setting("FLAKESENSE_BENCH_CAP", 30);
     let only = std::env::var("FLAKESENSE_BENCH_ONLY").ok();
+    let section = std::env::var("FLAKESENSE_BENCH_SECTION").ok();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/confirm");
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("confirm-fixture-target");
     // SAFETY: set before any thread starts; the runs inherit it.
     unsafe { std::env::set_var("CARGO_TARGET_DIR", &target) };
     let host = Host::probe();
     let stop = Stop::on_ctrl_c();
+    if section.as_deref().is_none_or(|section| section == "wall") {
+        println!(
+            "wall time of a default confirmation of the race (runs and conditions of `flakesense confirm --test ID`)"
+        );
+        for project in PROJECTS.iter().filter(|project| match only.as_deref() {
+            Some(only) => only == project.name,
+            None => project.name != "junit",
+        }) {
+            default_confirmation(&fixtures, project, &host, &stop);
+        }
+        print_load();
+        if section.is_some() {
+            return;
+        }
+    }
     println!(
         "runs until the first failure of the timing race, median of {trials} trials (cap {cap} runs per trial; \">{cap}\": no failure within the cap)"
     );
@@ -113,22 +191,10 @@ fn main() {
         .iter()
         .filter(|project| only.as_deref().is_none_or(|only| only == project.name))
     {
-        let directory = tempfile::tempdir().unwrap();
+        let Some(directory) = lay_out(&fixtures, project) else {
+            continue;
+        };
         let root = directory.path();
-        copy_tree(&fixtures.join(project.fixture), root);
-        if project.name == "junit" {
-            let compiled = std::process::Command::new("javac")
-                .args(["-d", "out", "-cp", LAUNCHER, project.file])
-                .current_dir(root)
-                .status();
-            if !compiled.is_ok_and(|status| status.success()) {
-                println!(
-                    "{:<8} skipped: javac or {LAUNCHER} is missing",
-                    project.name
-                );
-                continue;
-            }
-        }
         let config = Config::load(root).unwrap();
         let test = chosen(root, project);
         for condition in [Condition::Plain, Condition::Noise, Condition::Cpu1] {
@@ -176,6 +242,10 @@ fn main() {
             );
         }
     }
+    print_load();
+}
+
+fn print_load() {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "load average during the run (1, 5, 15 min): {}",

@@ -6,8 +6,8 @@
 //! the reason, never skipped silently.
 
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use serde::Serialize;
@@ -121,7 +121,7 @@ pub struct Noise {
 }
 
 impl Noise {
-    pub fn start() -> Noise {
+    fn start() -> Noise {
         let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
         let stop = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
@@ -163,6 +163,37 @@ impl Drop for Noise {
     }
 }
 
+/// The noise of this process and how many hold it.
+static SHARED_NOISE: Mutex<(usize, Option<Noise>)> = Mutex::new((0, None));
+
+/// A hold on the process's one noise: the first hold starts it, the last one to go stops it. A
+/// batch of runs holds it across its runs, so that it is not stopped and started again around
+/// each (which costs the joining of every noise thread); a run holds it too.
+pub struct NoiseHold(());
+
+impl Noise {
+    pub fn hold() -> NoiseHold {
+        let mut shared = SHARED_NOISE.lock().unwrap_or_else(PoisonError::into_inner);
+        shared.0 += 1;
+        if shared.1.is_none() {
+            shared.1 = Some(Noise::start());
+        }
+        NoiseHold(())
+    }
+}
+
+impl Drop for NoiseHold {
+    fn drop(&mut self) {
+        let stopped = {
+            let mut shared = SHARED_NOISE.lock().unwrap_or_else(PoisonError::into_inner);
+            shared.0 = shared.0.saturating_sub(1);
+            if shared.0 == 0 { shared.1.take() } else { None }
+        };
+        // Joined outside the lock.
+        drop(stopped);
+    }
+}
+
 /// How the host runs a command without network.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Offline {
@@ -185,6 +216,20 @@ impl Host {
     pub fn probe() -> Host {
         Host {
             offline: probe_offline(),
+            cpu: last_allowed_cpu(),
+        }
+    }
+
+    /// What the host offers the conditions asked for: a network namespace is tried only when
+    /// `offline` is among them (it starts processes), processor affinity always (it is a system
+    /// call).
+    pub fn probe_for(conditions: &[Condition]) -> Host {
+        Host {
+            offline: if conditions.contains(&Condition::Offline) {
+                probe_offline()
+            } else {
+                Offline::Unavailable("not asked for".to_string())
+            },
             cpu: last_allowed_cpu(),
         }
     }
@@ -288,9 +333,21 @@ mod tests {
     }
 
     #[test]
-    fn noise_stops_when_dropped() {
-        let noise = Noise::start();
-        assert!(!noise.threads.is_empty());
-        drop(noise);
+    fn noise_is_shared_by_its_holders_and_stops_with_the_last() {
+        let running = || {
+            SHARED_NOISE
+                .lock()
+                .unwrap()
+                .1
+                .as_ref()
+                .is_some_and(|noise| !noise.threads.is_empty())
+        };
+        let batch = Noise::hold();
+        let run = Noise::hold();
+        assert!(running());
+        drop(run);
+        assert!(running(), "the batch still holds it");
+        drop(batch);
+        assert!(!running());
     }
 }

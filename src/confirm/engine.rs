@@ -1,6 +1,9 @@
 //! Running the chosen tests: each project's tests with their runner, `runs` times under each
-//! condition, conditions interleaved run by run so that the machine's own load falls on all of
-//! them alike. The command line, the language server and the benchmark all run tests here.
+//! condition, in batches of up to [`BATCH_RUNS`] runs, conditions interleaved batch by batch so
+//! that the machine's own load falls on all of them alike. pytest and the JUnit launcher make a
+//! batch's runs in one process; other runners start a process per run, noise kept running
+//! across the batch. The command line, the language server and the benchmark all run tests
+//! here.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -8,10 +11,9 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 
 use super::choose::ChosenTest;
-use super::condition::{Condition, Host};
-use super::outcome::CaseResult;
+use super::condition::{Condition, Host, Noise};
 use super::process::{self, Stop, Stopped};
-use super::runner::{self, Prepared, Runner};
+use super::runner::{self, Prepared, Runner, TestRun};
 use super::verdict::{self, Tally, TestVerdict};
 use crate::config::ConfirmConfig;
 
@@ -19,6 +21,9 @@ use crate::config::ConfirmConfig;
 pub const DEFAULT_RUNS: u32 = 20;
 /// The default time one run may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// The most runs of a condition made in a row: a batch pays a runner's start-up once (pytest's,
+/// a JVM's) or noise's, and batches of ten keep the conditions interleaved.
+pub const BATCH_RUNS: u32 = 10;
 
 /// How many times, under what, and for how long.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +60,7 @@ pub struct Progress {
     pub total: u64,
     pub runner: &'static str,
     pub condition: Condition,
+    /// The last run done under that condition (a batch makes several).
     pub run: u32,
 }
 
@@ -109,10 +115,7 @@ pub fn confirm(
         let group_scratch = scratch.path().join(format!("group-{index}"));
         std::fs::create_dir_all(&group_scratch)?;
         let members: Vec<&ChosenTest> = group.tests.iter().map(|&test| &tests[test]).collect();
-        match group
-            .runner
-            .prepare(&members, &settings.conditions, root, &group_scratch, stop)
-        {
+        match group.runner.prepare(&members, root, &group_scratch, stop) {
             Ok(ready) => prepared.push(Some(ready)),
             Err(_) if stop.is_requested() => return Ok(Err(Stopped)),
             Err(error) => {
@@ -176,16 +179,31 @@ pub fn confirm(
             })
             .collect();
         let mut failed_to_run = None;
-        'runs: for run in 1..=settings.runs {
+        'runs: for (round, &runs) in batch_runs(settings.runs, BATCH_RUNS).iter().enumerate() {
+            let first_run = round as u32 * BATCH_RUNS + 1;
             for (slot, &condition) in settings.conditions.iter().enumerate() {
                 if unavailable[slot].is_some() {
                     continue;
                 }
                 let directory = scratch
                     .path()
-                    .join(format!("group-{index}/{condition}-{run}"));
-                let results = match run_once(ready, condition, &directory, host, settings, stop) {
-                    Ok(Ok(results)) => results,
+                    .join(format!("group-{index}/{condition}-{first_run}"));
+                let mut last_run = first_run - 1;
+                let mut ran = |count: u32| {
+                    done += u64::from(count);
+                    last_run += count;
+                    progress(&Progress {
+                        done,
+                        total,
+                        runner: group.runner.name(),
+                        condition,
+                        run: last_run,
+                    });
+                };
+                let batch = match run_batch(
+                    ready, condition, runs, &directory, host, settings, stop, &mut ran,
+                ) {
+                    Ok(Ok(batch)) => batch,
                     Ok(Err(Stopped)) => return Ok(Err(Stopped)),
                     // The runner cannot be started at all (not installed): its tests are not run.
                     Err(error) => {
@@ -193,17 +211,11 @@ pub fn confirm(
                         break 'runs;
                     }
                 };
-                for (test, (results, timed_out)) in results.into_iter().enumerate() {
-                    tallies[test][slot].record(&results, timed_out);
+                for run in batch {
+                    for (test, test_run) in run.into_iter().enumerate() {
+                        tallies[test][slot].record(&test_run.results, test_run.timed_out_after);
+                    }
                 }
-                done += 1;
-                progress(&Progress {
-                    done,
-                    total,
-                    runner: group.runner.name(),
-                    condition,
-                    run,
-                });
             }
         }
         for (&test, tallies) in group.tests.iter().zip(tallies) {
@@ -225,42 +237,90 @@ pub fn confirm(
     }))
 }
 
-/// Per test of a group, its results in one run and, when the run timed out, after how many
-/// seconds.
-type RunResults = Vec<(Vec<CaseResult>, Option<u64>)>;
+/// `runs` split into batches of at most `size`.
+fn batch_runs(runs: u32, size: u32) -> Vec<u32> {
+    let size = size.max(1);
+    let mut batches = vec![size; (runs / size) as usize];
+    if !runs.is_multiple_of(size) {
+        batches.push(runs % size);
+    }
+    batches
+}
 
-/// One run of a group under a condition: per test, its results and, when the run timed out,
-/// after how many seconds.
-fn run_once(
+/// One batch of `runs` runs of a group under a condition: per run, per test, what it gave.
+/// `ran` is told how many runs are done, as they are.
+#[allow(clippy::too_many_arguments)] // Reason: the batch's own settings, each a different thing.
+fn run_batch(
     prepared: &Prepared,
     condition: Condition,
+    runs: u32,
     directory: &Path,
     host: &Host,
     settings: &Settings,
     stop: &Stop,
-) -> Result<std::result::Result<RunResults, Stopped>> {
+    ran: &mut dyn FnMut(u32),
+) -> Result<std::result::Result<Vec<Vec<TestRun>>, Stopped>> {
+    if prepared.in_one_process() {
+        let batch = run_in_one_process(prepared, condition, runs, directory, host, settings, stop);
+        if let Ok(Ok(_)) = &batch {
+            ran(runs);
+        }
+        return batch;
+    }
+    // Noise runs on across the batch's runs instead of starting and stopping around each.
+    let _noise = (condition == Condition::Noise).then(Noise::hold);
+    let mut batch = Vec::new();
+    for run in 1..=runs {
+        let directory = directory.join(format!("run-{run}"));
+        match run_in_one_process(prepared, condition, 1, &directory, host, settings, stop)? {
+            Ok(mut runs) => batch.append(&mut runs),
+            Err(Stopped) => return Ok(Err(Stopped)),
+        }
+        ran(1);
+    }
+    Ok(Ok(batch))
+}
+
+/// `runs` runs made by the one process (or the commands) of the runner.
+fn run_in_one_process(
+    prepared: &Prepared,
+    condition: Condition,
+    runs: u32,
+    directory: &Path,
+    host: &Host,
+    settings: &Settings,
+    stop: &Stop,
+) -> Result<std::result::Result<Vec<Vec<TestRun>>, Stopped>> {
     std::fs::create_dir_all(directory)
         .with_context(|| format!("cannot create {}", directory.display()))?;
     let report = directory.join("report");
     std::fs::create_dir_all(&report)?;
     let started = SystemTime::now();
+    // A batch may take each of its runs' time, and one more for the runner's start-up.
+    let batch_timeout = settings
+        .timeout
+        .saturating_mul(if runs > 1 { runs + 1 } else { 1 });
     let mut finished = Vec::new();
-    for (step, invocation) in prepared.invocations(condition, &report).iter().enumerate() {
+    for (step, invocation) in prepared
+        .invocations(condition, &report, runs, settings.timeout)
+        .iter()
+        .enumerate()
+    {
         let logs: PathBuf = directory.join(format!("step-{step}"));
-        match process::execute(invocation, condition, host, settings.timeout, &logs, stop)? {
+        match process::execute(invocation, condition, host, batch_timeout, &logs, stop)? {
             Ok(done) => finished.push(done),
             Err(Stopped) => return Ok(Err(Stopped)),
         }
     }
-    let timed_out = finished
-        .iter()
-        .any(|finished| finished.timed_out)
-        .then_some(settings.timeout.as_secs());
-    Ok(Ok(prepared
-        .assign(condition, &report, started, &finished)
-        .into_iter()
-        .map(|results| (results, timed_out))
-        .collect()))
+    let timed_out = finished.iter().any(|finished| finished.timed_out);
+    Ok(Ok(prepared.assign(
+        condition,
+        &report,
+        runs,
+        started,
+        &finished,
+        (settings.timeout, timed_out),
+    )))
 }
 
 /// Runs one test under one condition until it first fails, at most `cap` times: the number of
@@ -285,7 +345,7 @@ pub fn runs_until_failure(
     let scratch = tempfile::Builder::new()
         .prefix("flakesense-confirm-")
         .tempdir()?;
-    let prepared = runner.prepare(&[test], &[condition], root, scratch.path(), stop)?;
+    let prepared = runner.prepare(&[test], root, scratch.path(), stop)?;
     let settings = Settings {
         runs: cap,
         conditions: vec![condition],
@@ -293,13 +353,25 @@ pub fn runs_until_failure(
     };
     for run in 1..=cap {
         let directory = scratch.path().join(format!("{condition}-{run}"));
-        let results = match run_once(&prepared, condition, &directory, host, &settings, stop)? {
-            Ok(results) => results,
+        let batch = match run_batch(
+            &prepared,
+            condition,
+            1,
+            &directory,
+            host,
+            &settings,
+            stop,
+            &mut |_| {},
+        )? {
+            Ok(batch) => batch,
             Err(Stopped) => return Ok(Err(Stopped)),
         };
-        let (results, timed_out) = &results[0];
-        let failed = timed_out.is_some()
-            || results
+        let Some(test_run) = batch.first().and_then(|run| run.first()) else {
+            continue;
+        };
+        let failed = (test_run.results.is_empty() && test_run.timed_out_after.is_some())
+            || test_run
+                .results
                 .iter()
                 .any(|result| result.outcome == super::outcome::Outcome::Failed);
         if failed {

@@ -58,7 +58,7 @@ pub struct ConfirmArgs {
     /// Which conditions, comma-separated: plain, noise, cpu1, offline, twice [default: all]
     #[arg(long, value_name = "LIST", value_parser = parse_conditions)]
     conditions: Option<Conditions>,
-    /// Write the verdicts into .flakesense/index: flaky with its category, or not flaky after N runs
+    /// Write the verdicts into .flakesense/index: flaky with its category, or not flaky after at least 59 passing runs
     #[arg(long)]
     record: bool,
     /// How to report
@@ -138,11 +138,7 @@ pub fn run(args: ConfirmArgs) -> Result<ExitCode> {
             ExitCode::SUCCESS
         });
     }
-    let host = if settings.conditions.contains(&Condition::Offline) {
-        Host::probe()
-    } else {
-        Host::plain()
-    };
+    let host = Host::probe_for(&settings.conditions);
     let stop = Stop::on_ctrl_c();
     let bar = progress_bar();
     let confirmation = engine::confirm(
@@ -170,19 +166,19 @@ pub fn run(args: ConfirmArgs) -> Result<ExitCode> {
         }
     };
     let recorded = if args.record {
-        let labels: Vec<Label> = chosen
-            .tests
-            .iter()
-            .zip(&confirmation.verdicts)
-            .filter_map(|(test, verdict)| {
-                Some(Label {
+        let mut labels: Vec<Label> = Vec::new();
+        let mut refused: Vec<(String, String)> = Vec::new();
+        for (test, verdict) in chosen.tests.iter().zip(&confirmation.verdicts) {
+            match verdict::label_of(verdict) {
+                Ok(kind) => labels.push(Label {
                     test: test.test.clone(),
                     path: test.path.clone(),
-                    kind: verdict::label_of(verdict)?,
-                })
-            })
-            .collect();
-        let recorded = record::record(&chosen.root, &labels)?;
+                    kind,
+                }),
+                Err(reason) => refused.push((test.test.id.clone(), reason.reason())),
+            }
+        }
+        let recorded = record::record(&chosen.root, &labels, refused)?;
         if let Some(note) = &recorded.note {
             eprintln!("note: {note}");
         }

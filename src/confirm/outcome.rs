@@ -1,5 +1,6 @@
 //! The outcomes of one run, read from JUnit XML reports with the reader `train --junit-xml` uses,
-//! or from the output of a cargo test binary.
+//! from the output of a cargo test binary, or from the results file of flakesense's pytest
+//! plugin (the outcomes of a batch of runs).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -54,6 +55,62 @@ fn collect_xml_files(directory: &Path, files: &mut Vec<PathBuf>) {
             _ => {}
         }
     }
+}
+
+/// One line of the results file of flakesense's pytest plugin: one execution of a test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginResult {
+    /// Which run of the batch, from 1.
+    pub run: u32,
+    /// The execution, with the class and name a JUnit XML report would give it; a timed-out
+    /// execution has none.
+    pub result: Option<CaseResult>,
+    /// The test whose run timed out, by class and name.
+    pub timed_out: Option<(String, String)>,
+}
+
+/// The lines of the pytest plugin's results file, in order; lines that do not parse (a run
+/// ended while writing) give nothing.
+pub fn read_plugin_results(path: &Path) -> Vec<PluginResult> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter_map(|line| {
+            let run = u32::try_from(line["run"].as_u64()?).ok()?;
+            let classname = line["classname"].as_str()?.to_string();
+            let name = line["name"].as_str()?.to_string();
+            let outcome = match line["outcome"].as_str()? {
+                "passed" => Outcome::Passed,
+                "failed" => Outcome::Failed,
+                "skipped" => Outcome::Skipped,
+                "timed-out" => {
+                    return Some(PluginResult {
+                        run,
+                        result: None,
+                        timed_out: Some((classname, name)),
+                    });
+                }
+                _ => return None,
+            };
+            let messages = line["message"]
+                .as_str()
+                .map(|message| vec![message.chars().take(MAX_MESSAGE_CHARS).collect()])
+                .unwrap_or_default();
+            Some(PluginResult {
+                run,
+                result: Some(CaseResult {
+                    classname,
+                    name,
+                    outcome,
+                    failed_attempts: 0,
+                    messages,
+                }),
+                timed_out: None,
+            })
+        })
+        .collect()
 }
 
 /// The results a libtest binary prints (`test tests::name ... ok`), with the text of each
@@ -133,6 +190,47 @@ mod tests {
         );
         assert!(results[1].messages[0].contains("boom: Connection refused"));
         assert!(results[0].messages.is_empty());
+    }
+
+    #[test]
+    fn the_plugin_results_give_each_execution_and_each_run_that_timed_out() {
+        let scratch = tempfile::tempdir().unwrap();
+        let path = scratch.path().join("results.jsonl");
+        std::fs::write(
+            &path,
+            concat!(
+                r#"{"nodeid": "t.py::test_a", "classname": "t", "name": "test_a", "execution": 1, "outcome": "passed", "run": 1}"#,
+                "\n",
+                r#"{"nodeid": "t.py::test_a", "classname": "t", "name": "test_a", "execution": 2, "outcome": "failed", "message": "AssertionError: no", "run": 1}"#,
+                "\n",
+                r#"{"nodeid": "t.py::test_a", "classname": "t", "name": "test_a", "execution": 1, "outcome": "timed-out", "timeout": 5, "run": 2}"#,
+                "\n",
+                r#"{"nodeid": "t.py::test_a", "classname": "#,
+            ),
+        )
+        .unwrap();
+        let results = read_plugin_results(&path);
+        assert_eq!(results.len(), 3);
+        let outcomes: Vec<(u32, Option<Outcome>)> = results
+            .iter()
+            .map(|line| (line.run, line.result.as_ref().map(|result| result.outcome)))
+            .collect();
+        assert_eq!(
+            outcomes,
+            [
+                (1, Some(Outcome::Passed)),
+                (1, Some(Outcome::Failed)),
+                (2, None)
+            ]
+        );
+        assert_eq!(
+            results[1].result.as_ref().unwrap().messages,
+            ["AssertionError: no"]
+        );
+        assert_eq!(
+            results[2].timed_out,
+            Some(("t".to_string(), "test_a".to_string()))
+        );
     }
 
     #[test]

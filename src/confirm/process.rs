@@ -26,6 +26,9 @@ pub struct Invocation {
     pub args: Vec<OsString>,
     pub cwd: PathBuf,
     pub env: Vec<(OsString, OsString)>,
+    /// A file the runner makes once it is up and about to run the tests: `noise` starts then,
+    /// so that the runner's own start-up (pytest's collection, a JVM's) is not slowed down.
+    pub ready: Option<PathBuf>,
 }
 
 impl Invocation {
@@ -35,7 +38,14 @@ impl Invocation {
             args: Vec::new(),
             cwd: cwd.to_path_buf(),
             env: Vec::new(),
+            ready: None,
         }
+    }
+
+    /// The file the runner makes when it is ready to run the tests.
+    pub fn ready_file(mut self, path: PathBuf) -> Invocation {
+        self.ready = Some(path);
+        self
     }
 
     pub fn arg(mut self, arg: impl Into<OsString>) -> Invocation {
@@ -197,7 +207,7 @@ pub fn execute(
     {
         pin_to_one_cpu(&mut command, cpu);
     }
-    let _noise = (condition == Condition::Noise).then(Noise::start);
+    let mut noise = (condition == Condition::Noise && invocation.ready.is_none()).then(Noise::hold);
     let mut child = command
         .spawn()
         .with_context(|| format!("cannot run `{}`", invocation.display()))?;
@@ -208,6 +218,15 @@ pub fn execute(
     loop {
         if has_exited(group) {
             break;
+        }
+        if condition == Condition::Noise
+            && noise.is_none()
+            && invocation
+                .ready
+                .as_ref()
+                .is_some_and(|ready| ready.exists())
+        {
+            noise = Some(Noise::hold());
         }
         let now = Instant::now();
         if stop.is_requested() {
@@ -233,6 +252,7 @@ pub fn execute(
     // The child is a zombie until reaped, so its group id cannot be reused: whatever it left
     // running in its group is ended before it is reaped.
     signal_group(group, libc::SIGKILL);
+    drop(noise);
     let status = child.wait().context("cannot wait for a test run")?;
     Ok(Ok(Finished {
         status: (!timed_out).then_some(status),

@@ -20,7 +20,7 @@ use anyhow::{Context, Result, bail};
 use crate::category::Category;
 use crate::embed::TokenBag;
 use crate::extract::TestMethod;
-use crate::index::{Entry, Index, IndexWriter, Label, LoadError, NewEntry, Origin};
+use crate::index::{Entry, EntryRef, Index, IndexWriter, Label, LoadError, NewEntry, Origin};
 use crate::workspace::{self, ProjectIndex};
 
 /// A label to record for one test of the workspace.
@@ -55,6 +55,8 @@ pub struct Recorded {
     /// A damaged index found in its place was moved here (and why it was damaged); the new
     /// index holds only the labels of this call.
     pub moved_aside: Option<(LoadError, PathBuf)>,
+    /// Per label given, in order: whether it was written ([`record_with`] may keep an entry).
+    pub written: Vec<bool>,
 }
 
 /// Records labels in the index of the workspace at `root`, creating it on first use. Holds the
@@ -64,6 +66,20 @@ pub struct Recorded {
 /// Refuses (and leaves alone) a file that is not an index or comes from a newer release; moves a
 /// damaged one aside as `index.corrupt-N`, as the language server does.
 pub fn record(root: &Path, labels: &[TestLabel]) -> Result<Recorded> {
+    record_with(root, labels, |_, label, _| Some(label.clone()))
+}
+
+/// [`record`], with a say for each label over the test's entry as it is on disk under the lock:
+/// `decide` (given the label's position, the label and the entry) returns the label to write
+/// (the one given, or one made from both), or `None` to keep the entry as it is. A writer whose
+/// evidence may be weaker than what is stored decides here, where no other process can change
+/// the entry meanwhile. When nothing is to be written, the file is left as it is (and not made),
+/// but for a damaged one, which is replaced by an empty index as [`record`] always does.
+pub fn record_with(
+    root: &Path,
+    labels: &[TestLabel],
+    mut decide: impl FnMut(usize, &TestLabel, Option<EntryRef<'_>>) -> Option<TestLabel>,
+) -> Result<Recorded> {
     let path = workspace::index_path(root);
     crate::files::refuse_links_below(root, &path)?;
     let project = project_name(root);
@@ -76,23 +92,42 @@ pub fn record(root: &Path, labels: &[TestLabel]) -> Result<Recorded> {
                 bail!("{error}; not touching it: labels cannot be recorded until it is fixed or removed")
             }
         };
+        let decided: Vec<Option<TestLabel>> = labels
+            .iter()
+            .enumerate()
+            .map(|(position, label)| {
+                let existing = base.as_ref().and_then(|index| {
+                    index
+                        .position(&label.test.id)
+                        .map(|position| index.entry(position))
+                });
+                decide(position, label, existing)
+            })
+            .collect();
+        let written: Vec<bool> = decided.iter().map(Option::is_some).collect();
+        if !written.contains(&true) && moved_aside.is_none() {
+            // Nothing to change: the file stays as it is, or is not made.
+            let index = base.unwrap_or_else(|| Index::empty(workspace::new_index_params()));
+            return Ok((None, (index, moved_aside, written)));
+        }
         let mut writer = match &base {
             Some(index) => IndexWriter::from_index(index),
             None => IndexWriter::new(workspace::new_index_params()),
         };
-        for label in labels {
+        for label in decided.iter().flatten() {
             let entry = entry(label, &project);
             let bag = bag(writer.params().tokenizer, &label.test);
             writer.upsert(entry, &bag);
         }
         let index = writer.finish();
-        Ok((Some(index.clone()), (index, moved_aside)))
+        Ok((Some(index.clone()), (index, moved_aside, written)))
     })
-    .map(|((index, moved_aside), stamp)| Recorded {
+    .map(|((index, moved_aside, written), stamp)| Recorded {
         index,
-        stamp,
+        stamp: stamp.or_else(|| FileStamp::of(&path)),
         path: path.clone(),
         moved_aside,
+        written,
     })
 }
 

@@ -17,7 +17,7 @@ use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{LSPAny, MessageType, ProgressToken, Uri};
 
 use crate::confirm::choose::ChosenTest;
-use crate::confirm::condition::{Condition, Host};
+use crate::confirm::condition::Host;
 use crate::confirm::engine::{self, Settings};
 use crate::confirm::process::Stop;
 use crate::confirm::verdict::{self, TestVerdict, Verdict};
@@ -165,11 +165,7 @@ async fn confirm(
     let worker = {
         let (root, test, stop) = (root.clone(), test.clone(), stop.clone());
         tokio::task::spawn_blocking(move || {
-            let host = if settings.conditions.contains(&Condition::Offline) {
-                Host::probe()
-            } else {
-                Host::plain()
-            };
+            let host = Host::probe_for(&settings.conditions);
             engine::confirm(
                 &root,
                 std::slice::from_ref(&test),
@@ -251,14 +247,10 @@ async fn confirm(
 fn headline(verdict: &TestVerdict) -> String {
     match verdict.verdict {
         Verdict::Flaky => format!(
-            "is flaky ({}): {}{}",
-            verdict
-                .category
-                .map_or("cause unknown", |category| category.name()),
-            verdict::evidence(verdict),
-            verdict
-                .category
-                .map(|category| format!(". {}", category.fix_hint(None)))
+            "is {}{}",
+            crate::confirm::output::headline(verdict),
+            verdict::hint(verdict, None)
+                .map(|hint| format!(". {hint}"))
                 .unwrap_or_default()
         ),
         Verdict::Broken => format!(

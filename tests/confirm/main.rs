@@ -1,18 +1,22 @@
 //! `flakesense confirm` with real runs of real runners, nothing mocked: the fixtures of
 //! `tests/fixtures/confirm` (a Rust crate run with cargo test, a pytest project, a JUnit 5
-//! project compiled with javac and run with Debian's console launcher) each hold a stable test,
-//! a timing race, a test that needs a loopback server it does not start, and a non-idempotent
-//! test. The "price service" they need is a listener of this process, its port passed in
-//! `CONFIRM_FIXTURE_PORT`.
+//! project compiled with javac and run with Debian's console launcher) each hold a stable test
+//! and tests flaky by construction, not by timing, so that the verdicts hold on a machine of any
+//! speed and under any load: one fails when it gets one CPU (it splits work by the CPU count),
+//! one needs a loopback server it does not start, one is non-idempotent (it passes once per
+//! process), and one fails on its second run (a counter in a file), whatever the condition. The
+//! "price service" the network test needs is a listener of this process, its port passed in
+//! `CONFIRM_FIXTURE_PORT`. (The fixtures' timing race is the benchmark's, never asserted here.)
 //!
-//! The tests run one at a time: the noise of one would fall on another's runs. Runs are few (one
-//! or two per condition): the fixtures' races are wide enough that plain runs pass and noisy
-//! ones fail.
+//! The tests run one at a time: the noise of one would fall on another's runs. Runs are few
+//! (three or four per condition), enough for Fisher's test to call a condition that fails every
+//! run a cause.
 //!
 //! The modules, one job each: `runners` confirms each fixture with its runner (pytest, cargo
-//! test, JUnit's console launcher, a command template, cargo-nextest); `cli` the tests chosen by
-//! default and a condition the kernel refuses; `interrupt` Ctrl-C during the runs; `editor` a
-//! confirmation started from the language server.
+//! test, JUnit's console launcher, a command template, cargo-nextest); `verdicts` the rules a
+//! user meets on the command line (`twice` alone, the runs a stable label needs); `cli` the tests
+//! chosen by default and a condition the kernel refuses; `interrupt` Ctrl-C during the runs;
+//! `editor` a confirmation started from the language server.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -23,6 +27,7 @@ mod cli;
 mod editor;
 mod interrupt;
 mod runners;
+mod verdicts;
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -145,6 +150,12 @@ fn confirm_json(directory: &Path, service: &PriceService, arguments: &[&str]) ->
         )
     });
     (output, report)
+}
+
+/// Whether the tests' processes may use more than one CPU: the fixtures' CPU-count test is flaky
+/// (it fails on one CPU only) where they can, and broken where they cannot.
+fn several_cpus() -> bool {
+    std::thread::available_parallelism().is_ok_and(|cpus| cpus.get() > 1)
 }
 
 /// The report's entry for a test whose id ends with `name`.

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use super::{Report, headline, summary_line};
-use crate::confirm::verdict::Verdict;
+use crate::confirm::verdict::{self, Verdict};
 use crate::terminal::{escape_data, escape_property};
 
 pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -15,11 +15,9 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             Verdict::NoFlakinessSeen => continue,
         };
         let mut message = format!("{}: {}", test.test.id, headline(verdict));
-        if verdict.verdict == Verdict::Flaky
-            && let Some(category) = verdict.category
-        {
+        if let Some(hint) = verdict::hint(verdict, Some(test.test.language)) {
             message.push('\n');
-            message.push_str(category.fix_hint(Some(test.test.language)));
+            message.push_str(hint);
         }
         writeln!(
             out,

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use super::{Report, headline, summary_line};
 use crate::category::Category;
-use crate::confirm::verdict::Verdict;
+use crate::confirm::verdict::{self, Tally, Verdict};
 use crate::terminal::escape;
 
 /// How many distinct failure messages are shown per condition.
@@ -64,7 +64,17 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
             if tally.no_result > 0 {
                 counts.push(format!("{} without a result", tally.no_result));
             }
-            writeln!(out, "  {name} {} runs: {}", tally.runs, counts.join(", "))?;
+            writeln!(
+                out,
+                "  {name} {} runs: {}{}",
+                tally.runs,
+                counts.join(", "),
+                if verdict.verdict == Verdict::Flaky {
+                    against_plain(tally, verdict.exposed_by.contains(&tally.condition))
+                } else {
+                    String::new()
+                }
+            )?;
             for failure in tally.failures.iter().take(MESSAGES_SHOWN) {
                 writeln!(
                     out,
@@ -75,14 +85,8 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
                 )?;
             }
         }
-        if verdict.verdict == Verdict::Flaky
-            && let Some(category) = verdict.category
-        {
-            writeln!(
-                out,
-                "  hint: {}",
-                category.fix_hint(Some(test.test.language))
-            )?;
+        if let Some(hint) = verdict::hint(verdict, Some(test.test.language)) {
+            writeln!(out, "  hint: {hint}")?;
         }
         writeln!(out)?;
     }
@@ -99,6 +103,29 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
             if recorded.stable == 1 { "" } else { "s" },
             recorded.index.display()
         )?;
+        for (id, reason) in &recorded.not_recorded {
+            writeln!(out, "not recorded: {}: {}", escape(id), escape(reason))?;
+        }
     }
     Ok(())
+}
+
+/// How a condition's failures compare with plain runs': `(a cause: p = 0.003)` for a cause,
+/// `(not shown to be a cause: p = 0.756)` for a condition that failed but is not one.
+fn against_plain(tally: &Tally, cause: bool) -> String {
+    let Some(p_value) = tally.p_value else {
+        return String::new();
+    };
+    let shown = if p_value < 0.001 {
+        "p < 0.001".to_string()
+    } else {
+        format!("p = {p_value:.3}")
+    };
+    if cause {
+        format!(" (a cause: {shown})")
+    } else if tally.failed > 0 {
+        format!(" (not shown to be a cause: {shown})")
+    } else {
+        String::new()
+    }
 }

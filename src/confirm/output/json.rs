@@ -32,6 +32,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> 
                 "runner": runner,
                 "verdict": verdict.verdict,
                 "category": verdict.category,
+                "category_from": verdict.category_from,
                 "exposed_by": verdict.exposed_by,
                 "passed": verdict.passed,
                 "failed": verdict.failed,
@@ -63,6 +64,10 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> 
                 "index": recorded.index.display().to_string(),
                 "flaky": recorded.flaky,
                 "stable": recorded.stable,
+                "not_recorded": recorded.not_recorded.iter().map(|(id, reason)| json!({
+                    "id": id,
+                    "reason": reason,
+                })).collect::<Vec<_>>(),
             })),
         },
     });

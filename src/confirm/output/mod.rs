@@ -13,7 +13,7 @@ use anyhow::Result;
 use super::choose::ChosenTest;
 use super::engine::{Confirmation, Settings};
 use super::record::Recorded;
-use super::verdict::{self, TestVerdict, Verdict};
+use super::verdict::{self, CategoryFrom, TestVerdict, Verdict};
 use crate::check::{Changes, Format};
 
 /// Everything a format needs.
@@ -58,14 +58,17 @@ pub fn write(format: Format, report: &Report, out: &mut dyn Write, colour: bool)
 }
 
 /// "flaky (network): failed 3 of 3 runs offline", "no flakiness seen in 12 runs", ...
-fn headline(verdict: &TestVerdict) -> String {
+pub fn headline(verdict: &TestVerdict) -> String {
     match verdict.verdict {
         Verdict::Flaky => format!(
-            "flaky ({}): {}",
-            verdict
-                .category
-                .map_or("cause unknown", |category| category.name()),
-            verdict::evidence(verdict)
+            "flaky ({}): {}{}",
+            cause(verdict),
+            verdict::evidence(verdict),
+            if verdict.exposed_by.is_empty() {
+                "; no condition made it fail more often than plain runs by a margin the counts support"
+            } else {
+                ""
+            }
         ),
         Verdict::Broken => format!("broken, not flaky: failed all {} runs", verdict.failed),
         Verdict::NoFlakinessSeen => format!("no flakiness seen in {} runs", verdict.passed),
@@ -73,6 +76,18 @@ fn headline(verdict: &TestVerdict) -> String {
             "not run: {}",
             verdict.error.as_deref().unwrap_or("no result")
         ),
+    }
+}
+
+/// The category and what it rests on: `network`, `concurrency, as its code suggests`.
+fn cause(verdict: &TestVerdict) -> String {
+    match (verdict.category, verdict.category_from) {
+        (None, _) => "cause unknown".to_string(),
+        (Some(category), Some(CategoryFrom::FailureMessages)) => {
+            format!("{category}, as its failure messages say")
+        }
+        (Some(category), Some(CategoryFrom::Code)) => format!("{category}, as its code suggests"),
+        (Some(category), _) => category.to_string(),
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::{Report, headline};
 use crate::category::Category;
-use crate::confirm::verdict::Verdict;
+use crate::confirm::verdict::{self, Verdict};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
@@ -41,7 +41,10 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> 
             "ruleId": rule,
             "ruleIndex": rule_index,
             "level": level,
-            "message": { "text": format!("{} is {}.", test.test.id, headline(verdict)) },
+            "message": { "text": match verdict::hint(verdict, Some(test.test.language)) {
+                Some(hint) => format!("{} is {}. {hint}", test.test.id, headline(verdict)),
+                None => format!("{} is {}.", test.test.id, headline(verdict)),
+            } },
             "locations": [{
                 "physicalLocation": {
                     "artifactLocation": { "uri": test.path, "uriBaseId": "%SRCROOT%" },

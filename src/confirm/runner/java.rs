@@ -1,26 +1,19 @@
-//! Java's runners: Maven Surefire, Gradle, and the JUnit Platform console launcher, which alone
-//! can run a test twice in one JVM (through a small launcher of flakesense's own).
+//! Java's runners: which one a test gets, Maven Surefire and Gradle; the JUnit Platform console
+//! launcher's jar is driven in [`super::junit_console`].
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Result, bail};
 
 use super::{Runner, RunnerKind, nearest};
 use crate::config::RunnerConfig;
 use crate::confirm::choose::ChosenTest;
-use crate::confirm::condition::{Condition, Host};
-use crate::confirm::process::{self, Invocation, Stop};
+use crate::confirm::condition::Condition;
+use crate::confirm::process::Invocation;
 use crate::language::Language;
 
 /// Debian's `junit5` package puts the console launcher here.
 pub const DEBIAN_LAUNCHER: &str = "/usr/share/java/junit-platform-console-standalone.jar";
-
-/// The launcher that runs the selected tests twice in one JVM, compiled on first use.
-const TWICE_LAUNCHER: &str = include_str!("../twice/FlakesenseTwice.java");
-const TWICE_CLASS: &str = "FlakesenseTwice";
-
-const COMPILE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
 pub fn detect(
     test: &ChosenTest,
@@ -108,14 +101,14 @@ fn gradle_kind(root: &Path) -> RunnerKind {
     }
 }
 
-fn java() -> PathBuf {
+pub(super) fn java() -> PathBuf {
     match std::env::var_os("JAVA_HOME") {
         Some(home) if !home.is_empty() => Path::new(&home).join("bin/java"),
         _ => PathBuf::from("java"),
     }
 }
 
-fn javac() -> PathBuf {
+pub(super) fn javac() -> PathBuf {
     match std::env::var_os("JAVA_HOME") {
         Some(home) if !home.is_empty() => Path::new(&home).join("bin/javac"),
         _ => PathBuf::from("javac"),
@@ -197,134 +190,6 @@ fn surefire_selection(methods: &[String]) -> String {
         .map(|(class, names)| format!("{class}#{}", names.join("+")))
         .collect::<Vec<_>>()
         .join(",")
-}
-
-/// The console launcher on the configured class path.
-#[derive(Debug)]
-pub struct PreparedConsole {
-    root: PathBuf,
-    launcher: PathBuf,
-    classpath: String,
-    methods: Vec<String>,
-    /// Where the twice launcher was compiled, or why it could not be.
-    twice: std::result::Result<PathBuf, String>,
-}
-
-pub fn prepare_console(
-    launcher: &Path,
-    classpath: &[String],
-    workspace_root: &Path,
-    tests: &[&ChosenTest],
-    conditions: &[Condition],
-    scratch: &Path,
-    stop: &Stop,
-) -> Result<PreparedConsole> {
-    let classpath = classpath
-        .iter()
-        .map(|entry| {
-            let path = Path::new(entry);
-            if path.is_relative() {
-                workspace_root.join(path).display().to_string()
-            } else {
-                entry.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(":");
-    let twice = if conditions.contains(&Condition::Twice) {
-        compile_twice_launcher(launcher, scratch, stop)?
-    } else {
-        Err("not asked for".to_string())
-    };
-    Ok(PreparedConsole {
-        root: workspace_root.to_path_buf(),
-        launcher: launcher.to_path_buf(),
-        classpath,
-        methods: tests.iter().map(|test| test.test.id.clone()).collect(),
-        twice,
-    })
-}
-
-/// Compiles [`TWICE_LAUNCHER`] against the console launcher's jar; `Err` says why it cannot
-/// be, and `twice` is then reported unavailable for these tests.
-fn compile_twice_launcher(
-    launcher: &Path,
-    scratch: &Path,
-    stop: &Stop,
-) -> Result<std::result::Result<PathBuf, String>> {
-    let source_directory = scratch.join("junit-twice-source");
-    let classes = scratch.join("junit-twice");
-    std::fs::create_dir_all(&source_directory)?;
-    std::fs::create_dir_all(&classes)?;
-    let source = source_directory.join(format!("{TWICE_CLASS}.java"));
-    std::fs::write(&source, TWICE_LAUNCHER)?;
-    let invocation = Invocation::new(javac(), scratch)
-        .arg("-d")
-        .arg(&classes)
-        .arg("-cp")
-        .arg(launcher)
-        .arg(&source);
-    let finished = match process::execute(
-        &invocation,
-        Condition::Plain,
-        &Host::plain(),
-        COMPILE_TIMEOUT,
-        &scratch.join("junit-twice-javac"),
-        stop,
-    ) {
-        Ok(Ok(finished)) => finished,
-        Ok(Err(_)) => bail!("stopped while compiling the twice launcher"),
-        Err(error) => return Ok(Err(format!("cannot compile the twice launcher: {error:#}"))),
-    };
-    if finished.status.is_some_and(|status| status.success()) {
-        Ok(Ok(classes))
-    } else {
-        Ok(Err(format!(
-            "javac could not compile the twice launcher against {}: {}",
-            launcher.display(),
-            finished.stderr_tail(5)
-        )))
-    }
-}
-
-impl PreparedConsole {
-    pub fn unavailable(&self, condition: Condition) -> Option<String> {
-        match (&self.twice, condition) {
-            (Err(reason), Condition::Twice) => Some(reason.clone()),
-            _ => None,
-        }
-    }
-
-    pub fn invocation(&self, condition: Condition, report: &Path) -> Invocation {
-        match (&self.twice, condition) {
-            (Ok(classes), Condition::Twice) => Invocation::new(java(), &self.root)
-                .arg("-cp")
-                .arg(format!(
-                    "{}:{}:{}",
-                    classes.display(),
-                    self.launcher.display(),
-                    self.classpath
-                ))
-                .arg(TWICE_CLASS)
-                .arg(report)
-                .args(&self.methods),
-            _ => {
-                let mut invocation = Invocation::new(java(), &self.root)
-                    .arg("-jar")
-                    .arg(&self.launcher)
-                    .args([
-                        "--disable-banner",
-                        "--details=none",
-                        "--class-path",
-                        &self.classpath,
-                    ]);
-                for method in &self.methods {
-                    invocation = invocation.arg("--select-method").arg(method);
-                }
-                invocation.arg(format!("--reports-dir={}", report.display()))
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -2,29 +2,31 @@
 //! table of `flakesense.toml`: cargo test and cargo-nextest, pytest, Maven Surefire, Gradle, the
 //! JUnit Platform console launcher, or a command template of the user's.
 //!
-//! A runner turns the chosen tests of one project into the commands of one run ([`Prepared`]),
-//! and the reports of that run back into outcomes per test ([`Prepared::assign`]).
+//! A runner turns the chosen tests of one project into the commands of a batch of runs
+//! ([`Prepared`]), and the reports of the batch back into outcomes per run and test
+//! ([`Prepared::assign`]).
 
 mod cargo;
 mod command;
 mod java;
+mod junit_console;
+mod prepared;
 mod pytest;
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use anyhow::{Result, bail};
 
 use super::choose::ChosenTest;
 use super::condition::Condition;
-use super::outcome::{self, CaseResult};
-use super::process::{Finished, Invocation, Stop};
+use super::process::Stop;
 use crate::config::{ConfirmConfig, RunnerConfig};
-use crate::history::names::spelling::Spelling;
-use crate::history::names::{Catalogue, Lookup};
+use crate::history::names::Catalogue;
 use crate::language::Language;
 
 pub use command::expand_template;
+use prepared::Steps;
+pub use prepared::{Prepared, TestRun};
 
 /// Which program runs the tests, and what it needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,12 +101,11 @@ impl Runner {
         Some(reason.to_string())
     }
 
-    /// Builds what the runs need (cargo's test binaries, the helper that runs JUnit tests twice)
-    /// and the commands of one run.
+    /// Builds what the runs need (cargo's test binaries, the launcher that runs JUnit tests in
+    /// batches) and the commands of one batch of runs.
     pub fn prepare(
         &self,
         tests: &[&ChosenTest],
-        conditions: &[Condition],
         workspace_root: &Path,
         scratch: &Path,
         stop: &Stop,
@@ -123,12 +124,11 @@ impl Runner {
             RunnerKind::JunitConsole {
                 launcher,
                 classpath,
-            } => Steps::Console(java::prepare_console(
+            } => Steps::Console(junit_console::prepare_console(
                 launcher,
                 classpath,
                 workspace_root,
                 tests,
-                conditions,
                 scratch,
                 stop,
             )?),
@@ -146,116 +146,6 @@ impl Runner {
             tests: tests.len(),
         })
     }
-}
-
-/// The runner-specific part of a prepared group.
-#[derive(Debug)]
-enum Steps {
-    Cargo(cargo::Prepared),
-    Nextest(cargo::PreparedNextest),
-    Pytest(pytest::Prepared),
-    BuildTool(java::PreparedBuildTool),
-    Console(java::PreparedConsole),
-    Command(command::Prepared),
-}
-
-/// The commands of one run of a group, and how their results come back.
-#[derive(Debug)]
-pub struct Prepared {
-    steps: Steps,
-    /// The group's tests by every name a report may give them.
-    catalogue: Catalogue,
-    tests: usize,
-}
-
-impl Prepared {
-    /// Why a condition cannot run for this group, found while preparing it (the twice launcher
-    /// of the console launcher did not compile).
-    pub fn unavailable(&self, condition: Condition) -> Option<String> {
-        match &self.steps {
-            Steps::Console(prepared) => prepared.unavailable(condition),
-            _ => None,
-        }
-    }
-
-    /// The commands of one run under a condition, writing their reports under `report`, a
-    /// directory of this run's own.
-    pub fn invocations(&self, condition: Condition, report: &Path) -> Vec<Invocation> {
-        match &self.steps {
-            Steps::Cargo(prepared) => prepared.invocations(),
-            Steps::Nextest(prepared) => prepared.invocations(condition, report),
-            Steps::Pytest(prepared) => prepared.invocation(condition, report),
-            Steps::BuildTool(prepared) => vec![prepared.invocation(condition)],
-            Steps::Console(prepared) => vec![prepared.invocation(condition, report)],
-            Steps::Command(prepared) => vec![prepared.invocation(report)],
-        }
-    }
-
-    /// The results of one run, per test of the group in order; each test's results in the
-    /// order they ran (two per case under `twice`).
-    pub fn assign(
-        &self,
-        condition: Condition,
-        report: &Path,
-        started: SystemTime,
-        finished: &[Finished],
-    ) -> Vec<Vec<CaseResult>> {
-        let results = match &self.steps {
-            Steps::Cargo(prepared) => return prepared.assign(finished, self.tests),
-            Steps::Nextest(_) | Steps::Pytest(_) => outcome::read_reports(report, None),
-            Steps::BuildTool(prepared) => {
-                outcome::read_reports(&prepared.reports_directory(), Some(started))
-            }
-            Steps::Console(_) => {
-                if condition == Condition::Twice {
-                    let mut results = outcome::read_reports(&report.join("first"), None);
-                    results.extend(outcome::read_reports(&report.join("second"), None));
-                    results
-                } else {
-                    outcome::read_reports(report, None)
-                }
-            }
-            Steps::Command(prepared) => {
-                let results = outcome::read_reports(report, None);
-                if results.is_empty() && prepared.language == Language::Rust {
-                    // A command running cargo test without a report: its own output.
-                    let output: String = finished.iter().map(Finished::stdout_text).collect();
-                    return assign_by_name(
-                        outcome::parse_cargo_output(&output),
-                        &prepared.selectors,
-                    );
-                }
-                results
-            }
-        };
-        self.assign_by_catalogue(results)
-    }
-
-    /// Matches report test cases to the group's tests as `train --junit-xml` matches them to a
-    /// repository's.
-    fn assign_by_catalogue(&self, results: Vec<CaseResult>) -> Vec<Vec<CaseResult>> {
-        let mut assigned = vec![Vec::new(); self.tests];
-        for result in results {
-            let Some(spelling) = Spelling::junit(&result.classname, &result.name) else {
-                continue;
-            };
-            if let Lookup::Found(position) = self.catalogue.lookup(&spelling) {
-                assigned[position].push(result);
-            }
-        }
-        assigned
-    }
-}
-
-/// Results whose names are the runner's own names of the tests (cargo's filters).
-fn assign_by_name(results: Vec<CaseResult>, selectors: &[String]) -> Vec<Vec<CaseResult>> {
-    let mut assigned = vec![Vec::new(); selectors.len()];
-    for result in results {
-        if let Some(position) = selectors.iter().position(|name| *name == result.name) {
-            assigned[position].push(result);
-        }
-    }
-    assigned
 }
 
 /// The runner of a test, from `flakesense.toml` or the files around it.

@@ -1,21 +1,26 @@
-//! pytest, with a JUnit XML report per run, and a plugin of flakesense's own for `twice`.
+//! pytest, driven by a plugin of flakesense's own (`helpers/flakesense_confirm.py`): one pytest
+//! process collects the tests once and runs them a batch of times, each run in a child forked
+//! from the collected session (as fresh as a new process, without pytest's start-up), `twice`
+//! as two executions in one child.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use super::{id_suffix, relative_to};
 use crate::confirm::choose::ChosenTest;
 use crate::confirm::condition::Condition;
+use crate::confirm::outcome::{CaseResult, read_plugin_results};
 use crate::confirm::process::Invocation;
 
 /// Files that make a directory pytest's root: its configuration files, and a package's.
 pub const ROOT_MARKERS: [&str; 7] = crate::extract::PYTEST_CONFIG_FILES;
 
-/// The `twice` plugin, written next to the runs and loaded with `-p`.
-const TWICE_PLUGIN: &str = include_str!("../twice/flakesense_twice.py");
-const TWICE_MODULE: &str = "flakesense_twice";
+/// The plugin, written next to the runs and loaded with `-p`.
+const PLUGIN: &str = include_str!("helpers/flakesense_confirm.py");
+const PLUGIN_MODULE: &str = "flakesense_confirm";
 
 /// The project's virtual environment's interpreter, else `python3`.
 pub fn interpreter(root: &Path, workspace_root: &Path) -> PathBuf {
@@ -44,15 +49,10 @@ pub fn prepare(
 ) -> Result<Prepared> {
     let plugin_directory = scratch.join("pytest-plugin");
     std::fs::create_dir_all(&plugin_directory)
-        .and_then(|()| {
-            std::fs::write(
-                plugin_directory.join(format!("{TWICE_MODULE}.py")),
-                TWICE_PLUGIN,
-            )
-        })
+        .and_then(|()| std::fs::write(plugin_directory.join(format!("{PLUGIN_MODULE}.py")), PLUGIN))
         .with_context(|| {
             format!(
-                "cannot write the twice plugin to {}",
+                "cannot write flakesense's pytest plugin to {}",
                 plugin_directory.display()
             )
         })?;
@@ -70,34 +70,72 @@ pub fn node_id(test: &ChosenTest, root: &Path) -> String {
 }
 
 impl Prepared {
-    pub fn invocation(&self, condition: Condition, report: &Path) -> Vec<Invocation> {
-        let mut invocation = Invocation::new(&self.python, &self.root)
+    /// One pytest process making `runs` runs under a condition, its results in `report`.
+    pub fn invocation(
+        &self,
+        condition: Condition,
+        report: &Path,
+        runs: u32,
+        timeout: Duration,
+    ) -> Invocation {
+        let mut path = OsString::from(&self.plugin_directory);
+        if let Some(existing) = std::env::var_os("PYTHONPATH").filter(|path| !path.is_empty()) {
+            path.push(":");
+            path.push(existing);
+        }
+        let ready = report.join("ready");
+        Invocation::new(&self.python, &self.root)
             .args([
                 "-m",
                 "pytest",
                 "-p",
                 "no:cacheprovider",
-                "-o",
-                "junit_logging=no",
+                "-p",
+                PLUGIN_MODULE,
             ])
             .arg("--rootdir")
             .arg(&self.root)
             .arg(format!(
-                "--junitxml={}",
-                report.join("report.xml").display()
+                "--flakesense-results={}",
+                report.join("results.jsonl").display()
             ))
+            .arg(format!("--flakesense-runs={runs}"))
+            .arg(format!(
+                "--flakesense-executions={}",
+                if condition == Condition::Twice { 2 } else { 1 }
+            ))
+            .arg(format!("--flakesense-timeout={}", timeout.as_secs()))
+            .arg(format!("--flakesense-ready={}", ready.display()))
+            .args(&self.node_ids)
             // The working tree is left as it was: no `__pycache__` from this run.
-            .env("PYTHONDONTWRITEBYTECODE", "1");
-        if condition == Condition::Twice {
-            let mut path = OsString::from(&self.plugin_directory);
-            if let Some(existing) = std::env::var_os("PYTHONPATH").filter(|path| !path.is_empty()) {
-                path.push(":");
-                path.push(existing);
-            }
-            invocation = invocation
-                .args(["-p", TWICE_MODULE])
-                .env("PYTHONPATH", path);
-        }
-        vec![invocation.args(&self.node_ids)]
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONPATH", path)
+            .ready_file(ready)
     }
+
+    /// The batch's results: per run, the `(class, name)` results in order, and the tests that
+    /// timed out in it.
+    pub fn results(&self, report: &Path, runs: u32) -> Vec<BatchRun> {
+        let mut batch: Vec<BatchRun> = (0..runs).map(|_| BatchRun::default()).collect();
+        for line in read_plugin_results(&report.join("results.jsonl")) {
+            let Some(run) = batch.get_mut(line.run.saturating_sub(1) as usize) else {
+                continue;
+            };
+            if let Some(result) = line.result {
+                run.results.push(result);
+            }
+            if let Some(test) = line.timed_out {
+                run.timed_out.push(test);
+            }
+        }
+        batch
+    }
+}
+
+/// One run of a batch, as the plugin wrote it.
+#[derive(Debug, Clone, Default)]
+pub struct BatchRun {
+    pub results: Vec<CaseResult>,
+    /// `(class, name)` of the tests whose run timed out.
+    pub timed_out: Vec<(String, String)>,
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::fisher::Counts;
 use crate::category::Category;
 use crate::confirm::condition::Condition;
 use crate::confirm::outcome::{CaseResult, Outcome};
@@ -24,7 +25,7 @@ pub struct Failure {
 }
 
 /// What the runs of one test under one condition gave.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Tally {
     pub condition: Condition,
     /// Why the condition did not run for this test.
@@ -37,8 +38,16 @@ pub struct Tally {
     pub no_result: u32,
     /// Failed runs that ran past the timeout without a result for the test.
     pub timed_out: u32,
+    /// `twice`: runs whose first execution passed.
+    pub first_passed: u32,
+    /// `twice`: runs whose first execution failed, as a fresh process's would.
+    pub first_failed: u32,
     /// `twice`: runs in which the test passed and then failed.
     pub non_idempotent: u32,
+    /// The one-sided p-value (Fisher's exact test) that the test failed more often under this
+    /// condition than under the baseline (plain runs) by chance alone; `None` for plain itself
+    /// and where there was nothing to compare (see [`super::cause`]).
+    pub p_value: Option<f64>,
     pub failures: Vec<Failure>,
 }
 
@@ -53,7 +62,10 @@ impl Tally {
             skipped: 0,
             no_result: 0,
             timed_out: 0,
+            first_passed: 0,
+            first_failed: 0,
             non_idempotent: 0,
+            p_value: None,
             failures: Vec::new(),
         }
     }
@@ -93,14 +105,26 @@ impl Tally {
         } else {
             self.passed += 1;
         }
-        // Under `twice` each case runs two times in a row: passed, then failed, is state left
-        // behind.
+        if self.condition == Condition::Twice {
+            self.record_executions(results);
+        }
+    }
+
+    /// Under `twice` each case runs two times in one process: its first execution is as a fresh
+    /// process's, and passed, then failed, is state the first left behind.
+    fn record_executions(&mut self, results: &[CaseResult]) {
         let mut by_case: BTreeMap<&str, Vec<Outcome>> = BTreeMap::new();
         for result in results {
             by_case
                 .entry(&result.name)
                 .or_default()
                 .push(result.outcome);
+        }
+        let firsts: Vec<Outcome> = by_case.values().map(|outcomes| outcomes[0]).collect();
+        if firsts.contains(&Outcome::Failed) {
+            self.first_failed += 1;
+        } else if firsts.contains(&Outcome::Passed) {
+            self.first_passed += 1;
         }
         if by_case.values().any(|outcomes| {
             outcomes
@@ -127,14 +151,14 @@ impl Tally {
         }
     }
 
-    /// Failed runs over runs with an outcome.
-    pub(super) fn failure_rate(&self) -> f64 {
-        let decided = self.passed + self.failed;
-        if decided == 0 {
-            0.0
-        } else {
-            f64::from(self.failed) / f64::from(decided)
-        }
+    /// Failed runs out of runs with an outcome.
+    pub fn counts(&self) -> Counts {
+        Counts::new(self.failed, self.passed + self.failed)
+    }
+
+    /// Runs with an outcome.
+    pub fn decided(&self) -> u32 {
+        self.passed + self.failed
     }
 }
 
