@@ -200,10 +200,10 @@ impl<'tree> Facts<'tree> {
             {
                 match self.bound(node, text) {
                     Some(bound) => self.duration_at(bound, self.text, default_ms, depth + 1),
-                    // `Duration.ZERO`, `Duration::ZERO`.
+                    // `Duration.ZERO`, `Duration::ZERO`, Awaitility's `FIVE_HUNDRED_MILLISECONDS`.
                     None => match last_name(node, text)? {
                         "ZERO" => Some(0.0),
-                        _ => None,
+                        name => spelled_duration_ms(name),
                     },
                 }
             }
@@ -287,6 +287,41 @@ impl<'tree> Facts<'tree> {
             _ => None,
         }
     }
+}
+
+/// A duration spelled out in a constant's name, as Awaitility's `Durations` are:
+/// `FIVE_HUNDRED_MILLISECONDS`, `ONE_SECOND`, `TWO_MINUTES`.
+fn spelled_duration_ms(name: &str) -> Option<f64> {
+    let words: Vec<&str> = name.split('_').collect();
+    let (unit, count) = words.split_last()?;
+    let unit_ms = match unit.trim_end_matches('S') {
+        "MILLISECOND" => 1.0,
+        "SECOND" => 1000.0,
+        "MINUTE" => 60_000.0,
+        _ => return None,
+    };
+    let mut total = 0.0;
+    for word in count {
+        total = match *word {
+            "HUNDRED" => total * 100.0,
+            "THOUSAND" => total * 1000.0,
+            _ => {
+                let digit = match *word {
+                    "ONE" => 1.0,
+                    "TWO" => 2.0,
+                    "THREE" => 3.0,
+                    "FIVE" => 5.0,
+                    "TEN" => 10.0,
+                    "TWENTY" => 20.0,
+                    "THIRTY" => 30.0,
+                    "FIFTY" => 50.0,
+                    _ => return None,
+                };
+                total + digit
+            }
+        };
+    }
+    (total > 0.0).then_some(total * unit_ms)
 }
 
 /// The path part of a callee: `Duration` of `Duration::new`.
