@@ -4,6 +4,7 @@
 //! bodies, which tree-sitter leaves as token trees, are parsed again as code ([`macros`]).
 
 mod macros;
+mod names;
 mod part;
 pub mod traits;
 

@@ -8,7 +8,8 @@ use std::ops::Range;
 use tree_sitter::Node;
 
 use super::Hit;
-use super::traits::{Name, Traits, assigned_to, flags_of, key_of, names_of};
+use super::names::names_of;
+use super::traits::{Name, Traits, assigned_to, flags_of, key_of};
 use crate::signals::catalogue::{Catalogue, Entry};
 use crate::signals::placement::{
     FUNCTION_BODIES, call_name, in_skip_condition, in_text, is_fixed_local_port, is_known_local,
