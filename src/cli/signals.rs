@@ -1,5 +1,6 @@
-//! `flakesense signals`: the catalogue of flakiness signals, documented the way a linter lists
-//! its rules: what each matches, why it makes tests flaky, an example, how to fix it.
+//! `flakesense signals`: the catalogue, documented the way a linter lists its rules: the
+//! mechanisms a warning rests on, then the signals, each with what it matches, why it makes tests
+//! flaky, an example and how to fix it.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -13,14 +14,16 @@ use crate::signals::{Kind, catalogue};
 
 #[derive(Debug, Args)]
 pub struct SignalsArgs {
-    /// Show only the signals with this id (`fixed-sleep`), in every language unless --language says
+    /// Show only the mechanism or signal with this id (`asserts-after-sleep`, `fixed-sleep`), in
+    /// every language unless --language says
     #[arg(value_name = "ID")]
     id: Option<String>,
-    /// Show only the signals of this language
+    /// Show only the mechanisms and signals of this language
     #[arg(long, value_parser = parse_language)]
     language: Option<Language>,
-    /// Also list the mitigations (patterns that count against flakiness) and the conditions
-    /// (what some signals need to count); neither is ever shown as evidence
+    /// Also list the mitigations (patterns that count against flakiness), the conditions (what
+    /// some signals need to count) and the parts mechanisms are made of; none is ever shown as
+    /// evidence alone
     #[arg(long)]
     mitigations: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -51,6 +54,10 @@ struct SignalView<'a> {
     unless: &'a [String],
     /// Conditions the signal needs to count.
     requires: &'a [String],
+    /// For a mechanism: the entries it is made of, by role (`start`, `wait`, `check`, `write`,
+    /// `restore`, `cures`, `unless`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    parts: Vec<(&'static str, &'a str)>,
     example: Option<&'a str>,
 }
 
@@ -59,6 +66,27 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
     for language in Language::ALL {
         if args.language.is_some_and(|wanted| wanted != language) {
             continue;
+        }
+        // The mechanisms first: what a warning rests on.
+        for mechanism in &catalogue(language).mechanisms {
+            let entry = &mechanism.entry;
+            if args.id.as_deref().is_some_and(|id| id != entry.id) {
+                continue;
+            }
+            views.push(SignalView {
+                id: &entry.id,
+                language,
+                kind: "mechanism",
+                category: Some(entry.category),
+                message: &entry.message,
+                what: &entry.what,
+                why: &entry.why,
+                fix: &entry.fix,
+                unless: &entry.unless,
+                requires: &[],
+                parts: entry.named_ids().collect(),
+                example: entry.matches.first().map(String::as_str),
+            });
         }
         for entry in &catalogue(language).entries {
             let kind = entry.kind();
@@ -83,13 +111,14 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
                 fix: &entry.fix,
                 unless: &entry.unless,
                 requires: &entry.requires,
+                parts: Vec::new(),
                 example: entry.matches.first().map(String::as_str),
             });
         }
     }
     if views.is_empty() {
         bail!(
-            "no signal has the id `{}` (run `flakesense signals` for the list)",
+            "no mechanism or signal has the id `{}` (run `flakesense signals` for the list)",
             args.id.unwrap_or_default()
         );
     }
@@ -102,9 +131,13 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
         Format::Text => {
             for view in &views {
                 let category = match view.category {
-                    Some(category) => category.name(),
-                    None if view.kind == "condition" => "a condition of other signals",
-                    None => "counts against flakiness",
+                    Some(category) if view.kind == "mechanism" => {
+                        format!("{}, warns", category.name())
+                    }
+                    Some(category) => category.name().to_string(),
+                    None if view.kind == "condition" => "a condition of other signals".to_string(),
+                    None if view.kind == "part" => "a part of mechanisms".to_string(),
+                    None => "counts against flakiness".to_string(),
                 };
                 writeln!(
                     out,
@@ -113,6 +146,17 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
                 )?;
                 if args.id.is_some() {
                     writeln!(out, "\n  What it matches: {}", view.what)?;
+                    if !view.parts.is_empty() {
+                        let mut roles: Vec<String> = Vec::new();
+                        let made_of = view.parts.iter().filter(|(role, _)| *role != "unless");
+                        for (role, id) in made_of {
+                            match roles.iter_mut().find(|line| line.starts_with(role)) {
+                                Some(line) => line.push_str(&format!(", {id}")),
+                                None => roles.push(format!("{role}: {id}")),
+                            }
+                        }
+                        writeln!(out, "\n  Made of: {}", roles.join("; "))?;
+                    }
                     writeln!(out, "\n  Why: {}", view.why)?;
                     writeln!(out, "\n  Fix: {}", view.fix)?;
                     for (rule, ids) in [
