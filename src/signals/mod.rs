@@ -30,6 +30,7 @@
 //! - `@shared`: a Python container bound at the top of the module or in a class body;
 //! - `@global`: a Python name imported at the top of the module, or a class defined there;
 //! - `@places`: unittest's `places=N`, a tolerance of half a unit of the N-th decimal second;
+//! - `@thread`: a Java receiver that holds a thread;
 //! - `@names` and `@key`: what a mechanism links parts by ([`scan::traits`]).
 
 pub mod catalogue;
@@ -68,7 +69,7 @@ use crate::category::Category;
 use crate::language::Language;
 
 /// The captures a catalogue query may use besides those starting with `_`.
-pub const CAPTURES: [&str; 20] = [
+pub const CAPTURES: [&str; 21] = [
     "hit",
     "duration",
     "duration.ms",
@@ -89,6 +90,7 @@ pub const CAPTURES: [&str; 20] = [
     "shared",
     "global",
     "places",
+    "thread",
 ];
 
 /// Where a signal was found: in the test's own code, or in what it runs.

@@ -5,7 +5,7 @@
 //! tight upper bound; shared state written and never restored. A warning needs a whole
 //! mechanism, and its evidence names each part with its line.
 //!
-//! The parts are catalogue entries ([`super::catalogue`]) matched when a file is scanned, with
+//! The parts are catalogue entries ([`mod@super::catalogue`]) matched when a file is scanned, with
 //! what [`Traits`](super::scan::traits::Traits) says of each; here they are put in the order a
 //! test runs them (set-up, the test and the helpers it calls, tear-down) and related by the
 //! entry's [`Shape`].
@@ -98,7 +98,12 @@ pub fn find(catalogue: &'static Catalogue, regions: &[Region<'_>]) -> Vec<Mechan
             continue;
         }
         let parts = match mechanism.entry.shape {
-            Shape::Single => single(&events, roles, mechanism.entry.slack_below_ms),
+            Shape::Single => single(
+                &events,
+                roles,
+                mechanism.entry.slack_below_ms,
+                mechanism.entry.category == Category::AsyncWait,
+            ),
             Shape::Sequence => sequence(&events, roles, mechanism.entry.link),
             Shape::Unrestored => unrestored(&events, roles),
             Shape::Race => race(&events, roles),

@@ -12,13 +12,18 @@ use super::events::{Event, Phase};
 /// The chosen parts of a mechanism: (role, event position).
 pub(super) type Parts = Vec<(&'static str, usize)>;
 
+/// One part that is the mechanism. A wait must be one the test runs itself (`waits`): a wait
+/// written in a callback or a thread's body (`latch.await(50, MILLISECONDS)` in a handler) is
+/// not the test waiting, while a fixed port bound in a thread is still bound.
 pub(super) fn single(
     events: &[Event<'_>],
     roles: &Roles,
     slack_below_ms: Option<f64>,
+    waits: bool,
 ) -> Option<Parts> {
     let at = events.iter().enumerate().position(|(at, event)| {
         roles.check.contains(&event.entry)
+            && !(waits && event.has(DEFERRED))
             && slack_below_ms.is_none_or(|most| slack(events, roles, at) < most)
     })?;
     Some(vec![("check", at)])
@@ -80,11 +85,19 @@ pub(super) fn sequence(events: &[Event<'_>], roles: &Roles, link: Link) -> Optio
                 break;
             }
             let between = &events[start_at + 1..check_at];
-            let waits_on_work = between.iter().any(|event| {
-                !event.has(DEFERRED)
-                    && (roles.cures.contains(&event.entry)
-                        || (roles.wait.contains(&event.entry) && event.has(IN_LOOP)))
+            // A wait chained on the start (`loop.schedule(task).sync()`) waits for it too.
+            let chained = events.iter().any(|event| {
+                roles.cures.contains(&event.entry)
+                    && event.region == start.region
+                    && event.range() != start.range()
+                    && contains(event.range(), start.range())
             });
+            let waits_on_work = chained
+                || between.iter().any(|event| {
+                    !event.has(DEFERRED)
+                        && (roles.cures.contains(&event.entry)
+                            || (roles.wait.contains(&event.entry) && event.has(IN_LOOP)))
+                });
             if waits_on_work {
                 // A wait for the work lies between: an earlier start is waited for too.
                 break;
@@ -121,17 +134,26 @@ pub(super) fn unrestored(events: &[Event<'_>], roles: &Roles) -> Option<Parts> {
         let Some(key) = &write.hit.traits.key else {
             continue;
         };
-        let restored = events[write_at + 1..].iter().any(|later| {
-            let same_key = later
-                .hit
-                .traits
-                .key
-                .as_ref()
-                .is_none_or(|other| other == key);
-            same_key
-                && (roles.restore.contains(&later.entry)
-                    || (roles.write.contains(&later.entry) && restoring(later)))
+        let same_key = |other: &Event<'_>| other.hit.traits.key.as_ref().is_none_or(|k| k == key);
+        // A set-up that resets the key (`System.clearProperty("key")` in `@BeforeEach`) hands
+        // every test of the class the same start: the class owns the key.
+        let reset = events[..write_at].iter().any(|earlier| {
+            earlier.phase == Phase::Before
+                && roles.restore.contains(&earlier.entry)
+                && same_key(earlier)
         });
+        let restored = reset
+            || events[write_at + 1..].iter().any(|later| {
+                let same_key = later
+                    .hit
+                    .traits
+                    .key
+                    .as_ref()
+                    .is_none_or(|other| other == key);
+                same_key
+                    && (roles.restore.contains(&later.entry)
+                        || (roles.write.contains(&later.entry) && restoring(later)))
+            });
         if !restored {
             return Some(vec![("write", write_at)]);
         }

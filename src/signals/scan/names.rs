@@ -263,9 +263,29 @@ fn is_written(node: Node<'_>, text: &str) -> bool {
     }
 }
 
+/// Whether a write is made holding a lock: inside Java's `synchronized` block or Python's `with
+/// lock:`, which make the threads take turns.
+fn guarded(node: Node<'_>, text: &str) -> bool {
+    let mut ancestor = node.parent();
+    while let Some(current) = ancestor {
+        match current.kind() {
+            "synchronized_statement" => return true,
+            "with_statement" if text_of(current, text).to_ascii_lowercase().contains("lock") => {
+                return true;
+            }
+            "method_declaration" | "function_definition" => return false,
+            _ => ancestor = current.parent(),
+        }
+    }
+    false
+}
+
 /// Whether a written name holds state that threads cannot share safely: bound to a plain Java
 /// collection, array or builder, or (Python) updated with `+=`.
 fn is_plain(node: Node<'_>, name: &str, text: &str, facts: &Facts<'_>) -> bool {
+    if guarded(node, text) {
+        return false;
+    }
     let augmented = node.parent().is_some_and(|parent| {
         parent.kind() == "augmented_assignment" || text_of(parent, text).ends_with("++")
     });

@@ -246,6 +246,9 @@ fn accepted<'tree>(
                 facts.remote_host(node, text)?;
                 remote = true;
             }
+            // A receiver that holds a thread: `new Thread(...)`, a thread class of the test's
+            // own (`new ReturnerThread(...)`), `Thread.ofPlatform()...`.
+            "thread" if !facts.holds_thread(node, text) => return None,
             // unittest's `places=N`: values agree to half a unit of the N-th decimal (seconds).
             "places" => {
                 let places = facts.number(node, text)?;

@@ -10,7 +10,7 @@ use super::{Facts, hosts, last_name, text_of};
 const MAX_DEPTH: u8 = 3;
 
 /// Calls that read a clock, by their last name.
-const CLOCK_READS: [&str; 13] = [
+const CLOCK_READS: [&str; 14] = [
     "currentTimeMillis",
     "nanoTime",
     "now",
@@ -24,6 +24,7 @@ const CLOCK_READS: [&str; 13] = [
     "instant",
     "utcnow",
     "Instant",
+    "clock",
 ];
 
 impl Facts<'_> {
@@ -113,6 +114,29 @@ impl Facts<'_> {
 }
 
 impl Facts<'_> {
+    /// Whether a receiver holds a thread or a process: bound to `new Thread(...)` or a thread class
+    /// of the test's own (`new ReturnerThread(...)`), `Thread.ofPlatform()...`, Python's
+    /// `threading.Thread(...)`, `Timer(...)`, `multiprocessing.Process(...)`.
+    pub fn holds_thread(&self, node: Node<'_>, text: &str) -> bool {
+        let Some(bound) = last_name(node, text).and_then(|name| self.binding(name)) else {
+            return false;
+        };
+        let code = text_of(bound, self.text).trim_start();
+        let constructed = code.strip_prefix("new ").unwrap_or(code);
+        let class = constructed
+            .split(['(', '<', ' '])
+            .next()
+            .unwrap_or("")
+            .rsplit('.')
+            .next()
+            .unwrap_or("");
+        code.contains('(')
+            && (["Thread", "Process", "Timer"]
+                .iter()
+                .any(|kind| class.ends_with(kind))
+                || code.starts_with("Thread.of"))
+    }
+
     /// The string a name is bound to.
     fn bound_string(&self, node: Node<'_>, text: &str) -> Option<String> {
         let bound = self.binding(last_name(node, text)?)?;
@@ -122,7 +146,7 @@ impl Facts<'_> {
 
 /// The object a method is called on: Java's `a` of `a.m()`, Python's of `a.m()`, Rust's of
 /// `a.m()`; none for a plain function call.
-fn receiver_of_call(node: Node<'_>) -> Option<Node<'_>> {
+pub(super) fn receiver_of_call(node: Node<'_>) -> Option<Node<'_>> {
     match node.kind() {
         "method_invocation" => node.child_by_field_name("object"),
         "call" | "call_expression" => {
@@ -195,7 +219,7 @@ impl Facts<'_> {
                     .then(|| hosts::host_of(&authority))
                     .flatten()
             })?;
-            return (!hosts::is_local(host)).then(|| host.to_string());
+            return (!hosts::is_local(host) && hosts::is_reachable(host)).then(|| host.to_string());
         }
         if depth >= MAX_DEPTH {
             return None;
@@ -219,6 +243,14 @@ impl Facts<'_> {
                 self.remote_at(first, text, depth + 1)
             }
             "object_creation_expression" | "call" | "call_expression" | "method_invocation" => {
+                // A fake or a mock of an address reaches nothing.
+                let lower = text_of(node, text).to_ascii_lowercase();
+                if ["fake", "mock", "stub", "dummy"]
+                    .iter()
+                    .any(|word| lower.contains(word))
+                {
+                    return None;
+                }
                 let arguments = node.child_by_field_name("arguments")?;
                 if let Some(found) = arguments
                     .named_child(0)

@@ -52,7 +52,7 @@ pub(crate) fn host_of(value: &str) -> Option<(&str, Option<u32>)> {
         },
     };
     let port = match port {
-        Some(port) => Some(port.parse::<u32>().ok()?),
+        Some(port) => Some(port.parse::<u32>().ok().filter(|port| *port <= 65_535)?),
         None => None,
     };
     let is_host = if value.contains("://") {
@@ -66,6 +66,13 @@ pub(crate) fn host_of(value: &str) -> Option<(&str, Option<u32>)> {
         return None;
     }
     Some((host, port))
+}
+
+/// Whether a host could be reached across a network: an IPv4 address, an IPv6 address, or a
+/// dotted name ending in an alphabetic top-level domain. A single label (`no`, `db`) names no host
+/// outside the machine, and `1.2.3.4.5` no address.
+pub(crate) fn is_reachable(host: &str) -> bool {
+    is_ipv4(host) || host.contains(':') || is_domain(host)
 }
 
 /// A dotted name ending in one of the common public top-level domains (`github.com`,

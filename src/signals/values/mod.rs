@@ -113,12 +113,30 @@ impl<'tree> Facts<'tree> {
         last_name(node, text)
     }
 
-    /// Whether a receiver is a mock: bound to a mock constructor, annotated as one, or named so.
+    /// Whether a receiver is a mock: bound to a mock constructor, annotated as one, or named so;
+    /// or made by a mock (`scheduler.createWorker()` of a virtual-time `scheduler`, directly or
+    /// through a name bound to it).
     pub fn is_mock(&self, node: Node<'_>, text: &str) -> bool {
-        Self::receiver_name(node, text).is_some_and(|name| {
-            self.read(name);
-            self.mocks.contains(name) || name.to_ascii_lowercase().contains("mock")
-        })
+        self.is_mock_at(node, text, 0)
+    }
+
+    fn is_mock_at(&self, node: Node<'_>, text: &str, depth: u8) -> bool {
+        if depth > 3 {
+            return false;
+        }
+        if let Some(maker) = clock::receiver_of_call(node) {
+            return self.is_mock_at(maker, text, depth + 1);
+        }
+        let Some(name) = Self::receiver_name(node, text) else {
+            return false;
+        };
+        self.read(name);
+        if self.mocks.contains(name) || name.to_ascii_lowercase().contains("mock") {
+            return true;
+        }
+        self.binding(name)
+            .and_then(clock::receiver_of_call)
+            .is_some_and(|maker| self.is_mock_at(maker, self.text, depth + 1))
     }
 
     /// Whether a receiver holds a hash-ordered collection.
