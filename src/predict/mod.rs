@@ -141,7 +141,10 @@ pub fn predict(
         }
         None => (None, Vec::new()),
     };
-    let outcome = vote(&ballots, opinion);
+    let mut outcome = vote(&ballots, opinion);
+    if prior.is_some() && signals.mechanisms.is_empty() {
+        outcome.score = without_mechanism(outcome.score, &neighbors);
+    }
     let shared_tokens = shared_with_flaky(&neighbors);
     let flaky = outcome.score > settings.sigma;
     let examples = match evidence.first() {
@@ -163,6 +166,20 @@ pub fn predict(
         },
         prior_score: opinion.map(|opinion| opinion.score),
         neighbor_weight: outcome.neighbor_weight,
+    }
+}
+
+/// The score of a test no mechanism speaks for, judged with a shipped model: a warning needs a
+/// way for the test to fail or the project's own word (a flaky mark, its flaky history). A flaky
+/// twin in a research dataset, labelled by reruns of other code, is information at most.
+fn without_mechanism(score: f64, neighbors: &[Neighbor]) -> f64 {
+    let own_word = neighbors.iter().any(|neighbor| {
+        neighbor.label.votes() && neighbor.flaky && neighbor.origin != Origin::Dataset
+    });
+    if own_word {
+        score
+    } else {
+        score.min(PARTS_CEILING)
     }
 }
 
@@ -269,4 +286,40 @@ fn shared_with_flaky(neighbors: &[Neighbor]) -> Vec<String> {
         .take(SHARED_TOKENS_SHOWN)
         .map(|(token, _)| token.to_string())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn twin(label: Label, origin: Origin) -> Neighbor {
+        Neighbor {
+            model: 0,
+            entry: 0,
+            id: "T#t".to_string(),
+            project: "p".to_string(),
+            flaky: label == Label::Flaky,
+            label,
+            categories: Vec::new(),
+            origin,
+            path: None,
+            distance: 0.0,
+            shared_tokens: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn without_a_mechanism_only_the_project_s_own_word_warns() {
+        // A research dataset's flaky twin leaves the test at information.
+        let dataset = [twin(Label::Flaky, Origin::Dataset)];
+        assert_eq!(without_mechanism(0.99, &dataset), PARTS_CEILING);
+        // A mark in the editor or the project's flaky history still decides.
+        for origin in [Origin::Manual, Origin::History] {
+            assert_eq!(without_mechanism(0.99, &[twin(Label::Flaky, origin)]), 0.99);
+        }
+        // A stable mark is no word for flakiness, and a low score stays as it is.
+        let stable = [twin(Label::Stable, Origin::Manual)];
+        assert_eq!(without_mechanism(0.99, &stable), PARTS_CEILING);
+        assert_eq!(without_mechanism(0.3, &dataset), 0.3);
+    }
 }

@@ -359,62 +359,58 @@ fn a_fact_declared_below_the_test_still_applies() {
 }
 
 #[test]
-fn a_helper_runs_where_the_test_calls_it_and_a_restore_called_from_finally_restores() {
-    // The write happens in `enable`, the restore in `disable`, which the test calls from its
-    // `finally` block: put where the test calls them, the write is restored.
-    let source = "class T {\n  @Test void t() {\n    try {\n      enable();\n      check();\n    } finally {\n      disable();\n    }\n  }\n  static void enable() { System.setProperty(\"mode\", \"a\"); }\n  static void disable() { System.setProperty(\"mode\", \"b\"); }\n}\n";
-    let tree = crate::extract::parse(Language::Java, source, None).expect("parses");
-    let scanned = scan(Language::Java, source, &tree);
-    let span = |from: &str, to: &str| {
-        let start = source.find(from).unwrap_or(0);
-        start..start + source[start..].find(to).unwrap_or(0) + to.len()
+fn a_helper_runs_where_the_test_calls_it() {
+    // The write happens in `enable`, the restore in `disable`: put where the test calls them,
+    // the write is restored when `disable` runs after it, not when it runs before.
+    let source_of = |order: &str| {
+        format!(
+            "class T {{\n  @Test void t() {{\n    {order}\n    check();\n  }}\n  static void enable() {{ System.setProperty(\"mode\", \"a\"); }}\n  static void disable() {{ System.clearProperty(\"mode\"); }}\n}}\n"
+        )
     };
-    let helper = |name: &str, range: Range<usize>, called: &str, cleanup: bool| Region {
-        scan: &scanned,
-        range,
-        place: Place::Context {
-            kind: "helper",
-            name: name.to_string(),
-            path: None,
-        },
-        called_at: source.find(called),
-        cleanup,
-    };
-    let regions = |restore_in_finally: bool| {
-        vec![
+    let found = |order: &str| -> (Vec<&'static str>, Vec<String>) {
+        let source = source_of(order);
+        let tree = crate::extract::parse(Language::Java, &source, None).expect("parses");
+        let scanned = scan(Language::Java, &source, &tree);
+        let span = |from: &str, to: &str| {
+            let start = source.find(from).unwrap_or(0);
+            start..start + source[start..].find(to).unwrap_or(0) + to.len()
+        };
+        let helper = |name: &str, range: Range<usize>, called: &str| Region {
+            scan: &scanned,
+            range,
+            place: Place::Context {
+                kind: "helper",
+                name: name.to_string(),
+                path: None,
+            },
+            called_at: source.find(called),
+            cleanup: false,
+        };
+        let regions = vec![
             Region {
                 scan: &scanned,
-                range: span("@Test", "    }\n  }"),
+                range: span("@Test", "    check();\n  }"),
                 place: Place::Test,
                 called_at: None,
                 cleanup: false,
             },
-            helper(
-                "enable",
-                span("static void enable", "}"),
-                "enable();",
-                false,
-            ),
-            helper(
-                "disable",
-                span("static void disable", "}"),
-                "disable();",
-                restore_in_finally,
-            ),
-        ]
+            helper("enable", span("static void enable", "}"), "enable();"),
+            helper("disable", span("static void disable", "}"), "disable();"),
+        ];
+        let mechanisms = detect_regions(Language::Java, &regions).mechanisms;
+        (
+            mechanisms.iter().map(|mechanism| mechanism.id).collect(),
+            mechanisms
+                .iter()
+                .map(|mechanism| mechanism.evidence())
+                .collect(),
+        )
     };
-    let found = |restore_in_finally: bool| -> Vec<&'static str> {
-        detect_regions(Language::Java, &regions(restore_in_finally))
-            .mechanisms
-            .iter()
-            .map(|mechanism| mechanism.id)
-            .collect()
-    };
-    assert_eq!(found(true), Vec::<&str>::new());
-    assert_eq!(found(false), ["unrestored-global-state"]);
-    let mechanisms = detect_regions(Language::Java, &regions(false)).mechanisms;
+    assert_eq!(found("enable(); disable();").0, Vec::<&str>::new());
+    let (ids, evidence) = found("disable(); enable();");
+    assert_eq!(ids, ["unrestored-global-state"]);
     assert_eq!(
-        mechanisms[0].evidence(),
-        "changes `System.setProperty(\"mode\", \"a\")` in helper `enable` (line 10) and never restores it"
+        evidence[0],
+        "changes `System.setProperty(\"mode\", \"a\")` in helper `enable` (line 6) and never restores it"
     );
 }

@@ -137,22 +137,20 @@ pub(super) fn unrestored(events: &[Event<'_>], roles: &Roles) -> Option<Parts> {
         let same_key = |other: &Event<'_>| other.hit.traits.key.as_ref().is_none_or(|k| k == key);
         // A set-up that resets the key (`System.clearProperty("key")` in `@BeforeEach`) hands
         // every test of the class the same start: the class owns the key.
+        // A test that wrote the key before puts it back with this write (`Flags.enabled =
+        // true; ...; Flags.enabled = false;`): it leaks only when the test has already failed.
         let reset = events[..write_at].iter().any(|earlier| {
-            earlier.phase == Phase::Before
-                && roles.restore.contains(&earlier.entry)
-                && same_key(earlier)
+            same_key(earlier)
+                && ((earlier.phase == Phase::Before && roles.restore.contains(&earlier.entry))
+                    || (earlier.phase == Phase::Test && roles.write.contains(&earlier.entry)))
         });
+        // And the first write is put back by the later one.
         let restored = reset
             || events[write_at + 1..].iter().any(|later| {
-                let same_key = later
-                    .hit
-                    .traits
-                    .key
-                    .as_ref()
-                    .is_none_or(|other| other == key);
-                same_key
+                same_key(later)
                     && (roles.restore.contains(&later.entry)
-                        || (roles.write.contains(&later.entry) && restoring(later)))
+                        || (roles.write.contains(&later.entry)
+                            && (restoring(later) || later.phase == Phase::Test)))
             });
         if !restored {
             return Some(vec![("write", write_at)]);

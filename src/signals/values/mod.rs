@@ -113,7 +113,8 @@ impl<'tree> Facts<'tree> {
         last_name(node, text)
     }
 
-    /// Whether a receiver is a mock: bound to a mock constructor, annotated as one, or named so;
+    /// Whether a receiver is a mock or a fake: bound to a mock constructor, annotated as one, or
+    /// named so (`mockExecutor`, `fakeClock`);
     /// or made by a mock (`scheduler.createWorker()` of a virtual-time `scheduler`, directly or
     /// through a name bound to it).
     pub fn is_mock(&self, node: Node<'_>, text: &str) -> bool {
@@ -131,7 +132,8 @@ impl<'tree> Facts<'tree> {
             return false;
         };
         self.read(name);
-        if self.mocks.contains(name) || name.to_ascii_lowercase().contains("mock") {
+        let lower = name.to_ascii_lowercase();
+        if self.mocks.contains(name) || lower.contains("mock") || lower.contains("fake") {
             return true;
         }
         self.binding(name)
