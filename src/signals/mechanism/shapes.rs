@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::super::scan::traits::{AFTER_YIELD, DEFERRED, IN_LOOP};
+use super::super::scan::traits::{AFTER_YIELD, CLEANUP, DEFERRED, IN_LOOP};
 use super::Roles;
 use super::entry::Link;
 use super::events::{Event, Phase};
@@ -12,9 +12,10 @@ use super::events::{Event, Phase};
 /// The chosen parts of a mechanism: (role, event position).
 pub(super) type Parts = Vec<(&'static str, usize)>;
 
-/// One part that is the mechanism. A wait must be one the test runs itself (`waits`): a wait
-/// written in a callback or a thread's body (`latch.await(50, MILLISECONDS)` in a handler) is
-/// not the test waiting, while a fixed port bound in a thread is still bound.
+/// One part that is the mechanism. A wait must be one the test runs itself for its outcome
+/// (`waits`): a wait written in a callback or a thread's body (`latch.await(50, MILLISECONDS)`
+/// in a handler) is not the test waiting, nor is one in clean-up (a `finally` block, tear-down)
+/// that closes what the test used; a fixed port bound in a thread is still bound.
 pub(super) fn single(
     events: &[Event<'_>],
     roles: &Roles,
@@ -23,7 +24,11 @@ pub(super) fn single(
 ) -> Option<Parts> {
     let at = events.iter().enumerate().position(|(at, event)| {
         roles.check.contains(&event.entry)
-            && !(waits && event.has(DEFERRED))
+            && !(waits
+                && (event.has(DEFERRED)
+                    || event.has(CLEANUP)
+                    || event.cleanup
+                    || event.phase == Phase::After))
             && slack_below_ms.is_none_or(|most| slack(events, roles, at) < most)
     })?;
     Some(vec![("check", at)])
