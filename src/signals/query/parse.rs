@@ -368,7 +368,7 @@ impl<'a> Parser<'a> {
             ("eq?", Some(other), []) => Test::EqCapture(other),
             ("eq?", None, [value]) => Test::Eq(value.clone()),
             ("any-of?", None, values) if !values.is_empty() => Test::AnyOf(values.to_vec()),
-            ("match?", None, [pattern]) => match Regex::new(pattern) {
+            ("match?", None, [pattern]) => match compile(pattern) {
                 Ok(regex) => Test::Match(regex),
                 Err(error) => return refused(format!("bad regular expression: {error}")),
             },
@@ -381,4 +381,28 @@ impl<'a> Parser<'a> {
         });
         Ok(())
     }
+}
+
+/// A predicate's regular expression. Code is matched by ASCII classes (`\w`, `(?i)`): compiled
+/// without Unicode tables it is a fraction of the automaton and of the start-up time; a pattern
+/// that needs Unicode (one that could match invalid UTF-8 without it) keeps it. The same pattern
+/// recurs across entries and is compiled once per thread.
+fn compile(pattern: &str) -> std::result::Result<Regex, regex::Error> {
+    thread_local! {
+        static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Regex>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    if let Some(regex) = COMPILED.with(|compiled| compiled.borrow().get(pattern).cloned()) {
+        return Ok(regex);
+    }
+    let regex = regex::RegexBuilder::new(pattern)
+        .unicode(false)
+        .build()
+        .or_else(|_| Regex::new(pattern))?;
+    COMPILED.with(|compiled| {
+        compiled
+            .borrow_mut()
+            .insert(pattern.to_string(), regex.clone())
+    });
+    Ok(regex)
 }
