@@ -11,7 +11,7 @@ mod tests;
 
 use std::cell::Cell;
 
-use regex::Regex;
+use regex::bytes::Regex;
 use tree_sitter::{Language, Node};
 
 pub use parse::QueryError;

@@ -3,7 +3,7 @@
 //! and the `#eq?`, `#any-of?`, `#match?` predicates and their negations), with node kinds and
 //! fields resolved against the grammar. Anything else is refused with its offset.
 
-use regex::Regex;
+use regex::bytes::Regex;
 use tree_sitter::Language;
 
 use super::{Child, Kinds, Matcher, NodePattern, Pattern, Predicate, Step, Test};
@@ -384,9 +384,9 @@ impl<'a> Parser<'a> {
 }
 
 /// A predicate's regular expression. Code is matched by ASCII classes (`\w`, `(?i)`): compiled
-/// without Unicode tables it is a fraction of the automaton and of the start-up time; a pattern
-/// that needs Unicode (one that could match invalid UTF-8 without it) keeps it. The same pattern
-/// recurs across entries and is compiled once per thread.
+/// without Unicode, over bytes, it is a fraction of the automaton and of the start-up time and
+/// never touches the Unicode tables. The same pattern recurs across entries and is compiled once
+/// per thread.
 fn compile(pattern: &str) -> std::result::Result<Regex, regex::Error> {
     thread_local! {
         static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Regex>> =
@@ -395,10 +395,9 @@ fn compile(pattern: &str) -> std::result::Result<Regex, regex::Error> {
     if let Some(regex) = COMPILED.with(|compiled| compiled.borrow().get(pattern).cloned()) {
         return Ok(regex);
     }
-    let regex = regex::RegexBuilder::new(pattern)
+    let regex = regex::bytes::RegexBuilder::new(pattern)
         .unicode(false)
-        .build()
-        .or_else(|_| Regex::new(pattern))?;
+        .build()?;
     COMPILED.with(|compiled| {
         compiled
             .borrow_mut()

@@ -203,7 +203,7 @@ impl<'q, 'a, 'tree> Run<'q, 'a, 'tree> {
                 let meets = match &predicate.test {
                     Test::Eq(value) => text == value,
                     Test::AnyOf(values) => values.iter().any(|value| value == text),
-                    Test::Match(regex) => regex.is_match(text),
+                    Test::Match(regex) => regex.is_match(text.as_bytes()),
                     Test::EqCapture(_) => return true,
                 };
                 meets == predicate.positive
