@@ -139,23 +139,29 @@ pub(super) fn unrestored(events: &[Event<'_>], roles: &Roles) -> Option<Parts> {
         let Some(key) = &write.hit.traits.key else {
             continue;
         };
+        // A restore without a key (`os.environ.clear()`, `os.environ.update(saved)` in clean-up)
+        // restores every key; the test's own write without one puts back none.
         let same_key = |other: &Event<'_>| other.hit.traits.key.as_ref().is_none_or(|k| k == key);
+        let writes_key = |other: &Event<'_>| {
+            roles.write.contains(&other.entry) && other.hit.traits.key.as_ref() == Some(key)
+        };
         // A set-up that resets the key (`System.clearProperty("key")` in `@BeforeEach`) hands
         // every test of the class the same start: the class owns the key.
         // A test that wrote the key before puts it back with this write (`Flags.enabled =
         // true; ...; Flags.enabled = false;`): it leaks only when the test has already failed.
         let reset = events[..write_at].iter().any(|earlier| {
-            same_key(earlier)
-                && ((earlier.phase == Phase::Before && roles.restore.contains(&earlier.entry))
-                    || (earlier.phase == Phase::Test && roles.write.contains(&earlier.entry)))
+            (earlier.phase == Phase::Before
+                && roles.restore.contains(&earlier.entry)
+                && same_key(earlier))
+                || (earlier.phase == Phase::Test && writes_key(earlier))
         });
         // And the first write is put back by the later one.
         let restored = reset
             || events[write_at + 1..].iter().any(|later| {
-                same_key(later)
-                    && (roles.restore.contains(&later.entry)
-                        || (roles.write.contains(&later.entry)
-                            && (restoring(later) || later.phase == Phase::Test)))
+                ((roles.restore.contains(&later.entry)
+                    || (roles.write.contains(&later.entry) && restoring(later)))
+                    && same_key(later))
+                    || (later.phase == Phase::Test && writes_key(later))
             });
         if !restored {
             return Some(vec![("write", write_at)]);
