@@ -46,6 +46,7 @@ macro_rules! eprintln {
 }
 
 pub mod analysis;
+pub mod autofix;
 pub mod category;
 pub mod check;
 pub mod cli;

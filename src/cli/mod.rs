@@ -1,6 +1,7 @@
 //! The command line: argument parsing and one small module per subcommand.
 
 mod eval;
+mod fix;
 mod predict;
 mod signals;
 mod train;
@@ -40,6 +41,8 @@ enum Command {
     },
     /// Report likely flaky tests of a tree or a change, for pre-commit hooks and CI
     Check(crate::check::CheckArgs),
+    /// Apply the mechanical fixes of warned tests, or print them as a unified diff (--diff)
+    Fix(fix::FixArgs),
     /// Run suspected tests under noise, one CPU, no network and twice in one process
     Confirm(crate::confirm::ConfirmArgs),
     /// List the flakiness signals flakesense looks for; with an id, what it matches, why, an example and the fix
@@ -102,6 +105,7 @@ pub fn run() -> ExitCode {
         Command::Serve { .. } => crate::lsp::run_stdio(),
         Command::Check(args) => crate::check::run(args),
         Command::Confirm(args) => crate::confirm::run(args),
+        Command::Fix(args) => fix::run(args),
         Command::Signals(args) => signals::run(args),
     };
     match result {

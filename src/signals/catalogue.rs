@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::mechanism::{Mechanism, MechanismEntry, Roles};
 use super::query::Query;
+use crate::autofix::FixEntry;
 use crate::category::Category;
 use crate::language::Language;
 
@@ -154,6 +155,8 @@ struct File {
     part: Vec<Entry>,
     #[serde(default)]
     mechanism: Vec<MechanismEntry>,
+    #[serde(default)]
+    fix: Vec<FixEntry>,
 }
 
 fn category<'de, D: serde::Deserializer<'de>>(
@@ -181,6 +184,8 @@ pub struct Catalogue {
     pub mechanisms: Vec<Mechanism>,
     /// Per entry: whether some mechanism names it.
     pub in_mechanism: Vec<bool>,
+    /// The fixes of the mechanisms whose cure is mechanical ([`crate::autofix`]).
+    pub fixes: Vec<FixEntry>,
 }
 
 pub(crate) fn source_of(language: Language) -> &'static str {
@@ -337,6 +342,15 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
         pattern_fact.push(fact);
     }
     let (mechanisms, in_mechanism) = compile_mechanisms(&where_, &entries, file.mechanism)?;
+    let mut fixes = file.fix;
+    let mechanism_ids: Vec<&str> = mechanisms.iter().map(|m| m.entry.id.as_str()).collect();
+    for fix in &mut fixes {
+        fix.compile(&mechanism_ids)
+            .map_err(|error| format!("{where_}: {error}"))?;
+    }
+    if let Some(id) = duplicate_id(fixes.iter().map(|fix| fix.id.as_str())) {
+        return Err(format!("{where_}: the fix id {id} is used twice"));
+    }
     Ok(Catalogue {
         language,
         entries,
@@ -346,7 +360,14 @@ pub fn compile(language: Language) -> Result<Catalogue, String> {
         pattern_fact,
         mechanisms,
         in_mechanism,
+        fixes,
     })
+}
+
+/// The first id that comes twice.
+fn duplicate_id<'a>(ids: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let mut seen = std::collections::HashSet::new();
+    ids.into_iter().find(|id| !seen.insert(*id))
 }
 
 /// Resolves each mechanism's parts to the entries they name, checking that each exists, that

@@ -42,7 +42,7 @@ mod rescan;
 mod scan;
 #[cfg(test)]
 mod tests;
-mod values;
+pub(crate) mod values;
 
 use std::ops::Range;
 
