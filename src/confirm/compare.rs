@@ -240,7 +240,11 @@ pub fn compare(
     stop: &Stop,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<std::result::Result<Comparison, Stopped>> {
-    let tree = TreeAt::materialise(root, reference)?;
+    let tree = match TreeAt::materialise(root, reference) {
+        // Ctrl-C reached git too: what it left is removed with the temporary directory.
+        Err(_) if stop.is_requested() => return Ok(Err(Stopped)),
+        tree => tree?,
+    };
     if stop.is_requested() {
         return Ok(Err(Stopped));
     }
