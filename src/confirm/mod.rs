@@ -5,9 +5,11 @@
 //! The jobs, one file each: [`choose`] the tests (a change's suspects, by `check`'s own
 //! selection and judging, or named ones), detect their [`runner`]s, run them under each
 //! [`condition`] ([`engine`], [`process`]), read the [`outcome`]s, turn them into a [`verdict`]
-//! and a label, [`record`] the labels, and write the [`output`]. Exit codes are `check`'s: 0 when
-//! no test is confirmed flaky, 1 when one is, 2 for errors; 130 when interrupted, after every
-//! child process group was ended and nothing was recorded.
+//! and a label, [`record`] the labels, and write the [`output`]; [`compare`] makes the same runs
+//! at a git revision too (`--compare REF`). Exit codes are `check`'s: 0 when no test is
+//! confirmed flaky, 1 when one is, 2 for errors (with `--compare`, the working tree's tests
+//! decide); 130 when interrupted, after every child process group was ended and nothing was
+//! recorded.
 
 pub mod choose;
 pub mod compare;
