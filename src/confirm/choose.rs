@@ -228,7 +228,7 @@ fn choose_named(selection: &Selection, named: &[PathBuf], root: &Path) -> Result
 }
 
 /// The tests of a file as the working tree holds it, with ids built from `relative`.
-fn working_tree_tests(root: &Path, file: &Path, relative: &str) -> Vec<TestMethod> {
+pub(super) fn working_tree_tests(root: &Path, file: &Path, relative: &str) -> Vec<TestMethod> {
     let Ok(source) = crate::files::read_source(file) else {
         return Vec::new();
     };
@@ -236,13 +236,13 @@ fn working_tree_tests(root: &Path, file: &Path, relative: &str) -> Vec<TestMetho
     extract::extract_tests_with(source.language, relative, &source.text, &discovery).tests
 }
 
-fn found_text(file: &Path) -> String {
+pub(super) fn found_text(file: &Path) -> String {
     crate::files::read_source(file)
         .map(|source| source.text)
         .unwrap_or_default()
 }
 
-fn chosen(
+pub(super) fn chosen(
     test: TestMethod,
     file: &Path,
     relative: &str,

@@ -5,11 +5,14 @@
 //! The jobs, one file each: [`choose`] the tests (a change's suspects, by `check`'s own
 //! selection and judging, or named ones), detect their [`runner`]s, run them under each
 //! [`condition`] ([`engine`], [`process`]), read the [`outcome`]s, turn them into a [`verdict`]
-//! and a label, [`record`] the labels, and write the [`output`]. Exit codes are `check`'s: 0 when
-//! no test is confirmed flaky, 1 when one is, 2 for errors; 130 when interrupted, after every
-//! child process group was ended and nothing was recorded.
+//! and a label, [`record`] the labels, and write the [`output`]; [`compare`] makes the same runs
+//! at a git revision too (`--compare REF`). Exit codes are `check`'s: 0 when no test is
+//! confirmed flaky, 1 when one is, 2 for errors (with `--compare`, the working tree's tests
+//! decide); 130 when interrupted, after every child process group was ended and nothing was
+//! recorded.
 
 pub mod choose;
+pub mod compare;
 pub mod condition;
 pub mod engine;
 pub mod outcome;
@@ -67,6 +70,9 @@ pub struct ConfirmArgs {
     /// Exit with 0 even when a test is confirmed flaky (errors still exit with 2)
     #[arg(long)]
     exit_zero: bool,
+    /// Run the tests at REF too (a commit, a branch, HEAD; its tree in a temporary directory) and report before and after side by side; the exit code is the working tree's [default suspects: the change since REF]
+    #[arg(long, value_name = "REF")]
+    compare: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -114,7 +120,11 @@ pub fn run(args: ConfirmArgs) -> Result<ExitCode> {
     let selection = Selection {
         paths: args.paths.clone(),
         staged: args.staged,
-        diff_base: args.diff_base.clone(),
+        // With --compare and nothing else chosen, the suspects of the change since REF.
+        diff_base: args.diff_base.clone().or_else(|| {
+            let nothing_chosen = args.paths.is_empty() && args.tests.is_empty() && !args.staged;
+            args.compare.clone().filter(|_| nothing_chosen)
+        }),
         tests: args.tests.clone(),
     };
     let chosen = choose::choose(&selection, &config, &current)?;
@@ -141,22 +151,41 @@ pub fn run(args: ConfirmArgs) -> Result<ExitCode> {
     let host = Host::probe_for(&settings.conditions);
     let stop = Stop::on_ctrl_c();
     let bar = progress_bar();
-    let confirmation = engine::confirm(
-        &chosen.root,
-        &chosen.tests,
-        config.confirm.as_ref(),
-        &settings,
-        &host,
-        &stop,
-        &mut |progress| {
-            bar.set_length(progress.total);
-            bar.set_position(progress.done);
-            bar.set_message(format!(
-                "{} {} run {}",
-                progress.runner, progress.condition, progress.run
-            ));
+    let mut on_progress = |progress: &engine::Progress| {
+        bar.set_length(progress.total);
+        bar.set_position(progress.done);
+        bar.set_message(format!(
+            "{} {} run {}",
+            progress.runner, progress.condition, progress.run
+        ));
+    };
+    let (confirmation, comparison) = match &args.compare {
+        None => (
+            engine::confirm(
+                &chosen.root,
+                &chosen.tests,
+                config.confirm.as_ref(),
+                &settings,
+                &host,
+                &stop,
+                &mut on_progress,
+            )?,
+            None,
+        ),
+        Some(reference) => match compare::compare(
+            reference,
+            &chosen.root,
+            &chosen.tests,
+            config.confirm.as_ref(),
+            &settings,
+            &host,
+            &stop,
+            &mut on_progress,
+        )? {
+            Ok(comparison) => (Ok(comparison.after.clone()), Some(comparison)),
+            Err(stopped) => (Err(stopped), None),
         },
-    )?;
+    };
     bar.finish_and_clear();
     let confirmation = match confirmation {
         Ok(confirmation) if !stop.is_requested() => confirmation,
@@ -193,6 +222,7 @@ pub fn run(args: ConfirmArgs) -> Result<ExitCode> {
         confirmation: &confirmation,
         notes: &chosen.notes,
         recorded: recorded.as_ref(),
+        compare: comparison.as_ref(),
     };
     let colour = std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::{PytestProject, flakesense};
 
 /// The processes whose environment holds `marker`, but `except`.
-fn processes_marked(marker: &str, except: u32) -> Vec<(u32, String)> {
+pub(crate) fn processes_marked(marker: &str, except: u32) -> Vec<(u32, String)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {

@@ -16,7 +16,8 @@
 //! test, JUnit's console launcher, a command template, cargo-nextest); `verdicts` the rules a
 //! user meets on the command line (`twice` alone, the runs a stable label needs); `cli` the tests
 //! chosen by default and a condition the kernel refuses; `interrupt` Ctrl-C during the runs;
-//! `editor` a confirmation started from the language server.
+//! `editor` a confirmation started from the language server; `compare` the runs at a revision
+//! beside the working tree's (`--compare`).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -24,6 +25,7 @@ mod common;
 mod lsp_client;
 
 mod cli;
+mod compare;
 mod editor;
 mod interrupt;
 mod runners;

@@ -11,7 +11,7 @@ use crate::terminal::escape;
 /// How many distinct failure messages are shown per condition.
 const MESSAGES_SHOWN: usize = 2;
 
-fn paint(on: bool, style: &str, text: &str) -> String {
+pub(super) fn paint(on: bool, style: &str, text: &str) -> String {
     if on {
         format!("\x1b[{style}m{text}\x1b[0m")
     } else {
@@ -20,7 +20,18 @@ fn paint(on: bool, style: &str, text: &str) -> String {
 }
 
 pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::Result<()> {
-    for (test, verdict, runner) in report.entries() {
+    for (position, (test, verdict, runner)) in report.entries().enumerate() {
+        if let Some(comparison) = report.compare {
+            super::compare::write_test(
+                comparison,
+                position,
+                test,
+                &report.settings.conditions,
+                out,
+                colour,
+            )?;
+            continue;
+        }
         let style = match verdict.verdict {
             Verdict::Flaky => "1;31",
             Verdict::Broken | Verdict::NotRun => "1;33",
@@ -92,6 +103,10 @@ pub(super) fn write(report: &Report, out: &mut dyn Write, colour: bool) -> io::R
     }
     for note in report.notes {
         writeln!(out, "note: {}", escape(note))?;
+    }
+    if let Some(comparison) = report.compare {
+        writeln!(out, "{}", super::compare::before_summary(comparison))?;
+        write!(out, "after, working tree: ")?;
     }
     writeln!(out, "{}", summary_line(report))?;
     if let Some(recorded) = report.recorded {

@@ -54,6 +54,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> 
         },
         "tests": tests,
         "notes": report.notes,
+        "compare": report.compare.map(|comparison| super::compare::json(report.tests, comparison)),
         "summary": {
             "tests": report.tests.len(),
             "flaky": report.count(Verdict::Flaky),

@@ -1,6 +1,7 @@
 //! The report formats of `flakesense confirm`, those of `check`: human, JSON, SARIF and GitHub
 //! workflow commands, one file each, and the wording they share.
 
+mod compare;
 mod github;
 mod human;
 mod json;
@@ -11,6 +12,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::choose::ChosenTest;
+use super::compare::Comparison;
 use super::engine::{Confirmation, Settings};
 use super::record::Recorded;
 use super::verdict::{self, CategoryFrom, TestVerdict, Verdict};
@@ -26,6 +28,8 @@ pub struct Report<'a> {
     /// Remarks on the choice of tests.
     pub notes: &'a [String],
     pub recorded: Option<&'a Recorded>,
+    /// With `--compare`: the runs at the revision beside the working tree's (`confirmation`).
+    pub compare: Option<&'a Comparison>,
 }
 
 impl Report<'_> {
