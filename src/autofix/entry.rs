@@ -51,6 +51,12 @@ pub struct FixEntry {
     /// The template for a test that is a coroutine (`async def`, `async fn`).
     #[serde(default)]
     pub async_template: Option<String>,
+    /// The pause between two tries (`{pause}`) where the test may be interrupted (a Java method
+    /// that declares `InterruptedException`), and where it may not (`quiet-pause`).
+    #[serde(default)]
+    pub pause: Option<String>,
+    #[serde(default)]
+    pub quiet_pause: Option<String>,
     /// Modules the template names (Python): imported at the top of the file when missing.
     #[serde(default)]
     pub imports: Vec<String>,

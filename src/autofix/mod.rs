@@ -196,6 +196,20 @@ fn verify(
     let Some(cured) = cured_part(fix.kind, mechanism) else {
         return false;
     };
+    // No mechanism the test did not have: a wait that the catalogue does not read as one
+    // would turn "asserts after a sleep" into "asserts without waiting".
+    let had: HashSet<&str> = before.signals[before_at(before, test)]
+        .mechanisms
+        .iter()
+        .map(|hit| hit.id)
+        .collect();
+    if after.signals[at]
+        .mechanisms
+        .iter()
+        .any(|hit| !had.contains(hit.id))
+    {
+        return false;
+    }
     !after.signals[at].mechanisms.iter().any(|other| {
         other.id == mechanism.id
             && other
@@ -203,6 +217,15 @@ fn verify(
                 .iter()
                 .any(|part| part.role == cured.role && part.text == cured.text)
     })
+}
+
+/// The position of `test` among the tests read before the fix.
+fn before_at(before: &ReadTests, test: &TestMethod) -> usize {
+    before
+        .tests
+        .iter()
+        .position(|other| other.id == test.id)
+        .unwrap_or(0)
 }
 
 /// How many assertions a test's code holds, by the language's usual forms.

@@ -101,6 +101,23 @@ impl<'a> Site<'a> {
         Some(node)
     }
 
+    /// Whether the test's method declares that it may be interrupted (Java: `throws
+    /// InterruptedException`, `Exception` or `Throwable`).
+    pub(super) fn may_be_interrupted(&self) -> bool {
+        let Some(function) = self.function() else {
+            return false;
+        };
+        let mut cursor = function.walk();
+        let throws = function
+            .children(&mut cursor)
+            .find(|child| child.kind() == "throws");
+        throws.is_some_and(|throws| {
+            self.text(throws)
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .any(|name| matches!(name, "InterruptedException" | "Exception" | "Throwable"))
+        })
+    }
+
     /// Whether the test is a coroutine (`async def`, `async fn`).
     pub(super) fn is_async(&self) -> bool {
         let head = &self.source[self.test.range.start..self.test.name_range.start];

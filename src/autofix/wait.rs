@@ -55,6 +55,11 @@ pub(super) fn condition_wait(
         _ => String::new(),
     };
     let deadline = site.fresh_name("deadline");
+    let pause = if site.may_be_interrupted() {
+        entry.pause.as_deref()
+    } else {
+        entry.quiet_pause.as_deref()
+    };
     let text = site.fill(
         template,
         statement,
@@ -62,6 +67,7 @@ pub(super) fn condition_wait(
             ("check", site.text(statement)),
             ("condition", &condition),
             ("deadline", &deadline),
+            ("pause", pause.unwrap_or("")),
         ],
     )?;
     edits.push(Edit {
@@ -175,7 +181,9 @@ fn missing_imports(site: &Site<'_>, modules: &[String]) -> Option<Vec<Edit>> {
 }
 
 pub(super) fn generous_wait(site: &Site<'_>, part: &PartHit) -> Option<Vec<Edit>> {
-    let captures = site.captures(part.id, &part.range)?;
+    let Some(captures) = site.captures(part.id, &part.range) else {
+        return in_macro(site, part);
+    };
     let duration = capture(&captures, "duration")?;
     let numbers: Vec<Node<'_>> = descendants(duration)
         .into_iter()
@@ -213,6 +221,32 @@ pub(super) fn generous_wait(site: &Site<'_>, part: &PartHit) -> Option<Vec<Edit>
     Some(vec![Edit {
         range: number.byte_range(),
         text: literal,
+    }])
+}
+
+/// A Rust wait inside a macro's arguments (`assert_eq!(rx.recv_timeout(...), ...)`), which the
+/// syntax tree holds as tokens: its one `Duration::from_...(N)`, read from the text.
+fn in_macro(site: &Site<'_>, part: &PartHit) -> Option<Vec<Edit>> {
+    static DURATION: OnceLock<Regex> = OnceLock::new();
+    let duration = DURATION.get_or_init(|| {
+        Regex::new(r"\bDuration::from_(millis|secs|micros|nanos)\(\s*(\d[\d_]*)\s*\)")
+            .expect("a valid pattern")
+    });
+    if site.language != Language::Rust {
+        return None;
+    }
+    let text = &site.source[part.range.clone()];
+    let mut found = duration.captures_iter(text);
+    let only = found.next()?;
+    if found.next().is_some() {
+        return None;
+    }
+    let number = only.get(2)?;
+    let unit = unit_named(only.get(1)?.as_str())?;
+    let start = part.range.start + number.start();
+    Some(vec![Edit {
+        range: start..start + number.len(),
+        text: literal(site.language, GENEROUS_MS / unit, false)?,
     }])
 }
 
