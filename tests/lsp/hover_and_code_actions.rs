@@ -205,3 +205,116 @@ async fn code_actions_on_a_flagged_test_and_the_ignore_marker() {
         ["Mark as flaky", "Confirm: run this test 20 times"]
     );
 }
+
+/// Applies LSP text edits (ASCII text: characters are bytes) to `text`, last first.
+fn apply_edits(text: &str, edits: &[Value]) -> String {
+    let offset = |position: &Value| -> usize {
+        let line = position["line"].as_u64().unwrap() as usize;
+        let character = position["character"].as_u64().unwrap() as usize;
+        text.split_inclusive('\n')
+            .take(line)
+            .map(str::len)
+            .sum::<usize>()
+            + character
+    };
+    let mut sorted: Vec<&Value> = edits.iter().collect();
+    sorted.sort_by_key(|edit| std::cmp::Reverse(offset(&edit["range"]["start"])));
+    let mut fixed = text.to_string();
+    for edit in sorted {
+        let (start, end) = (
+            offset(&edit["range"]["start"]),
+            offset(&edit["range"]["end"]),
+        );
+        fixed.replace_range(start..end, edit["newText"].as_str().unwrap());
+    }
+    fixed
+}
+
+#[tokio::test]
+async fn a_warning_with_a_mechanical_cure_offers_its_fix_and_the_fix_cures_it() {
+    let workspace = Workspace::new();
+    let path = "src/test/java/fixes/FixesTest.java";
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/fix/src/test/java/fixes/FixesTest.java"),
+    )
+    .expect("the fixture reads");
+    workspace.write(path, &text);
+    // The shipped models, whose prior weighs mechanisms: the fixture model has none.
+    let settings = json!({"k": 3, "debounceMs": 10});
+    let mut client = workspace
+        .start_with(settings, json!({}), Default::default())
+        .await
+        .0;
+    let uri = workspace.uri(path);
+    client.open(&uri, "java", 1, &text).await;
+    let published = client.diagnostics(&uri, Some(1)).await;
+    let warned = |published: &Value, id: &str| {
+        published["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|diagnostic| diagnostic["data"]["testId"] == id && diagnostic["severity"] == 2)
+    };
+    assert!(
+        warned(&published, "fixes.FixesTest#receivesAfterSleep"),
+        "{published:#}"
+    );
+
+    let actions = code_actions(
+        &mut client,
+        &uri,
+        &text,
+        "receivesAfterSleep",
+        published["diagnostics"].clone(),
+    )
+    .await;
+    // The fix comes first and is the preferred one; the hint in words is still there.
+    let fix = &actions[0];
+    assert_eq!(
+        fix["title"],
+        "Fix: Wait for the assertion to hold (up to 30 s) instead of a fixed sleep"
+    );
+    assert_eq!(fix["isPreferred"], true);
+    assert_eq!(fix["kind"], "quickfix");
+    action(&actions, "How to fix async-wait flakiness");
+    let edits = fix["edit"]["changes"][uri.as_str()].as_array().unwrap();
+    let fixed = apply_edits(&text, edits);
+    assert!(!fixed.contains("Thread.sleep(100);\n        assertEquals(1, received.size());"));
+    assert!(fixed.contains("catch (AssertionError notYet)"), "{fixed}");
+
+    // Once the editor applies the edit, the warning goes (the poll's own sleep and clock read
+    // may leave a note below the warning threshold); the other tests keep theirs.
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": fixed}]}),
+        )
+        .await;
+    let published = client.diagnostics(&uri, Some(2)).await;
+    assert!(
+        !warned(&published, "fixes.FixesTest#receivesAfterSleep"),
+        "{published:#}"
+    );
+    assert!(
+        warned(&published, "fixes.FixesTest#readsBeforeAsserting"),
+        "{published:#}"
+    );
+
+    // A test whose cure is not mechanical has no fix, only the hint.
+    let actions = code_actions(
+        &mut client,
+        &uri,
+        &fixed,
+        "readsBeforeAsserting",
+        published["diagnostics"].clone(),
+    )
+    .await;
+    assert!(
+        !titles(&actions)
+            .iter()
+            .any(|title| title.starts_with("Fix:")),
+        "{:?}",
+        titles(&actions)
+    );
+}
