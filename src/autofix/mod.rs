@@ -13,7 +13,11 @@ mod syntax;
 mod wait;
 
 use std::collections::HashSet;
+use std::io::Write;
 use std::ops::Range;
+use std::path::Path;
+
+use anyhow::{Context, Result};
 
 use regex::Regex;
 use std::sync::OnceLock;
@@ -259,4 +263,22 @@ pub fn unified_diff(path: &str, before: &str, after: &str) -> String {
         .context_radius(3)
         .header(&format!("a/{path}"), &format!("b/{path}"))
         .to_string()
+}
+
+/// Replaces a file's text through a new file renamed over it, keeping its permissions: a crash
+/// leaves the old file or the new one, never half of each.
+pub fn write_file(path: &Path, text: &str) -> Result<()> {
+    let directory = path.parent().unwrap_or(Path::new("."));
+    let permissions = std::fs::metadata(path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .permissions();
+    let mut temporary = tempfile::NamedTempFile::new_in(directory)
+        .with_context(|| format!("cannot write beside {}", path.display()))?;
+    temporary.write_all(text.as_bytes())?;
+    temporary.as_file().sync_all()?;
+    std::fs::set_permissions(temporary.path(), permissions)?;
+    temporary
+        .persist(path)
+        .with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok(())
 }

@@ -107,7 +107,7 @@ pub fn run(args: FixArgs) -> Result<ExitCode> {
     let changed: Vec<&FileFixes> = fixed.iter().filter(|file| !file.fixes.is_empty()).collect();
     if !args.diff {
         for file in &changed {
-            write_file(&current.join(&file.display), &file.after)?;
+            autofix::write_file(&current.join(&file.display), &file.after)?;
         }
     }
     let mut out = std::io::stdout().lock();
@@ -209,22 +209,4 @@ fn fix_file(
         after: text,
         fixes,
     })
-}
-
-/// Replaces a file's text through a new file renamed over it, keeping its permissions: a crash
-/// leaves the old file or the new one, never half of each.
-fn write_file(path: &Path, text: &str) -> Result<()> {
-    let directory = path.parent().unwrap_or(Path::new("."));
-    let permissions = std::fs::metadata(path)
-        .with_context(|| format!("cannot read {}", path.display()))?
-        .permissions();
-    let mut temporary = tempfile::NamedTempFile::new_in(directory)
-        .with_context(|| format!("cannot write beside {}", path.display()))?;
-    temporary.write_all(text.as_bytes())?;
-    temporary.as_file().sync_all()?;
-    std::fs::set_permissions(temporary.path(), permissions)?;
-    temporary
-        .persist(path)
-        .with_context(|| format!("cannot replace {}", path.display()))?;
-    Ok(())
 }

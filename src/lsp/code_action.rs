@@ -3,7 +3,7 @@
 //! silence it with a `flakesense: ignore` comment, or read the category's fix hint. None of
 //! them disables the test.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -12,8 +12,8 @@ use tower_lsp_server::ls_types::{
     Diagnostic, Position, TextEdit, Uri, WorkspaceEdit,
 };
 
-use crate::analysis::{Severity, hint};
-use crate::autofix::{self, Fix};
+use crate::analysis::hint;
+use crate::autofix::Fix;
 use crate::language::Language;
 use crate::lsp::analyze::{Current, current_analysis};
 use crate::lsp::execute_command::{MARK_FLAKY, MARK_NOT_FLAKY, SHOW_FIX_HINT, SHOW_SIMILAR};
@@ -38,7 +38,7 @@ pub async fn code_action(
     let encoding = session.state().encoding;
     let runs = crate::lsp::confirm::runs(session);
     let cursor = current.text_lines().byte_range(params.range, encoding);
-    let fixes = fixes(session, &uri, &current, &cursor).await;
+    let fixes = crate::lsp::fixing::under_cursor(session, &uri, &current, &cursor).await;
     // Every test the selection touches, or the one the cursor is in.
     let actions: Vec<CodeActionOrCommand> = current
         .analysis
@@ -65,7 +65,12 @@ pub async fn code_action(
             let mut actions: Vec<CodeAction> = fixes
                 .iter()
                 .filter(|fix| fix.test_id == judged.test.id)
-                .map(|fix| fix_action(&uri, &current, fix, diagnostics.clone(), encoding))
+                .flat_map(|fix| {
+                    [
+                        fix_action(&uri, &current, fix, diagnostics.clone(), encoding),
+                        crate::lsp::fixing::fix_and_confirm_action(&uri, fix, runs),
+                    ]
+                })
                 .collect();
             actions.extend(actions_for_test(
                 &uri,
@@ -87,65 +92,6 @@ pub async fn code_action(
         })
         .collect();
     Some(actions)
-}
-
-/// The mechanical fixes ([`crate::autofix`]) of the warned tests the cursor touches, worked out
-/// off the editor's thread: each reads the file again to check itself.
-async fn fixes(
-    session: &Arc<Session>,
-    uri: &Uri,
-    current: &Current,
-    cursor: &std::ops::Range<usize>,
-) -> Vec<Fix> {
-    let warned: HashSet<String> = current
-        .analysis
-        .tests
-        .iter()
-        .filter(|judged| {
-            judged.test.range.start <= cursor.end
-                && cursor.start <= judged.test.range.end
-                && judged.severity == Some(Severity::Warning)
-                && !judged.judged.prediction.mechanisms.is_empty()
-        })
-        .map(|judged| judged.test.id.clone())
-        .collect();
-    if warned.is_empty() {
-        return Vec::new();
-    }
-    let Some(relative_path) = session
-        .documents
-        .lock()
-        .get(uri)
-        .map(|document| document.relative_path.clone())
-    else {
-        return Vec::new();
-    };
-    let (root, reader) = {
-        let state = session.state();
-        (state.root.clone(), state.surroundings.clone())
-    };
-    let (language, text) = (current.language, current.text.clone());
-    let work = tokio::task::spawn_blocking(move || {
-        let surroundings = match (root, reader) {
-            (Some(root), Some(reader)) => reader.for_file(language, &root.join(&relative_path)),
-            _ => Default::default(),
-        };
-        autofix::offer(language, &relative_path, &text, &surroundings, &|id| {
-            warned.contains(id)
-        })
-    });
-    match work.await {
-        Ok(fixes) => fixes,
-        Err(error) => {
-            session
-                .log(
-                    tower_lsp_server::ls_types::MessageType::WARNING,
-                    format!("working out the fixes failed: {error}"),
-                )
-                .await;
-            Vec::new()
-        }
-    }
 }
 
 /// "Fix: wait for the assertion to hold ...": the fix's edits, which the editor previews.

@@ -59,14 +59,24 @@ pub fn runs(session: &Session) -> u32 {
         .unwrap_or(engine::DEFAULT_RUNS)
 }
 
-/// Starts confirming a test of an open document; answers once the runs have started.
-pub async fn start(
+/// A test of an open document, ready to be confirmed.
+pub(crate) struct Prepared {
+    pub(crate) root: PathBuf,
+    pub(crate) test: ChosenTest,
+    pub(crate) config: Option<crate::config::ConfirmConfig>,
+    pub(crate) settings: Settings,
+    /// The editor's text differs from the file on disk, which is what runs.
+    pub(crate) unsaved: bool,
+}
+
+/// The test `test_id` of the open document `uri`, with the settings to confirm it with.
+pub(crate) async fn prepare(
     session: &Arc<Session>,
-    uri: Uri,
+    uri: &Uri,
     test_id: &str,
     runs: Option<u32>,
-) -> Result<Option<LSPAny>> {
-    let current = current_analysis(session, &uri)
+) -> Result<Prepared> {
+    let current = current_analysis(session, uri)
         .await
         .ok_or_else(|| Error::invalid_params(format!("{} is not open", uri.as_str())))?;
     let judged =
@@ -77,11 +87,11 @@ pub async fn start(
         let state = session.state();
         (
             state.root.clone(),
-            state.relative_path(&uri),
+            state.relative_path(uri),
             state.config.confirm.clone(),
         )
     };
-    let (Some(root), Some(file)) = (root, file_path(&uri)) else {
+    let (Some(root), Some(file)) = (root, file_path(uri)) else {
         return Err(Error::invalid_params(
             "confirming a test needs a workspace folder and a file on disk",
         ));
@@ -109,6 +119,47 @@ pub async fn start(
         signals: prediction.signals.iter().map(|hit| hit.category).collect(),
         test: judged.test.clone(),
     };
+    Ok(Prepared {
+        root,
+        test,
+        config,
+        settings,
+        unsaved,
+    })
+}
+
+/// Starts confirming a test of an open document; answers once the runs have started.
+pub async fn start(
+    session: &Arc<Session>,
+    uri: Uri,
+    test_id: &str,
+    runs: Option<u32>,
+) -> Result<Option<LSPAny>> {
+    let Prepared {
+        root,
+        test,
+        config,
+        settings,
+        unsaved,
+    } = prepare(session, &uri, test_id, runs).await?;
+    let (stop, done) = register(session);
+    let answer = json!({
+        "testId": test_id,
+        "runs": settings.runs,
+        "conditions": settings.conditions,
+        "unsaved": unsaved,
+    });
+    let session = session.clone();
+    tokio::spawn(async move {
+        confirm(&session, root, test, config, settings, unsaved, stop).await;
+        unregister(&done);
+    });
+    Ok(Some(answer))
+}
+
+/// A confirmation under way, which shutting the server down stops: how to stop it, and the flag
+/// it sets when done (see [`unregister`]).
+pub(crate) fn register(session: &Arc<Session>) -> (Stop, Arc<AtomicBool>) {
     let stop = Stop::new();
     let done = Arc::new(AtomicBool::new(false));
     RUNNING
@@ -119,51 +170,39 @@ pub async fn start(
             stop: stop.clone(),
             done: done.clone(),
         });
-    let answer = json!({
-        "testId": test_id,
-        "runs": settings.runs,
-        "conditions": settings.conditions,
-        "unsaved": unsaved,
-    });
-    let session = session.clone();
-    tokio::spawn(async move {
-        confirm(&session, root, test, config, settings, unsaved, stop).await;
-        done.store(true, Ordering::SeqCst);
-        RUNNING
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|running| !Arc::ptr_eq(&running.done, &done));
-    });
-    Ok(Some(answer))
+    (stop, done)
 }
 
-/// Runs the confirmation and tells the user what it showed.
-async fn confirm(
+/// The confirmation that `done` belongs to has ended.
+pub(crate) fn unregister(done: &Arc<AtomicBool>) {
+    done.store(true, Ordering::SeqCst);
+    RUNNING
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .retain(|running| !Arc::ptr_eq(&running.done, done));
+}
+
+/// Runs a confirmation, one at a time, with its progress shown under `title`; the test's
+/// verdict, or `None` when it was stopped or failed (which the user is told).
+pub(crate) async fn run(
     session: &Arc<Session>,
-    root: PathBuf,
-    test: ChosenTest,
+    root: &std::path::Path,
+    test: &ChosenTest,
     config: Option<crate::config::ConfirmConfig>,
-    settings: Settings,
-    unsaved: bool,
-    stop: Stop,
-) {
+    settings: &Settings,
+    stop: &Stop,
+    title: &str,
+) -> Option<TestVerdict> {
     let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     let id = test.test.id.clone();
     if stop.is_requested() {
-        return;
+        return None;
     }
-    let progress = begin_progress(session, &format!("flakesense: confirming {id}")).await;
-    if unsaved {
-        session
-            .show(
-                MessageType::WARNING,
-                format!("flakesense: {id} has unsaved changes; the saved file is run"),
-            )
-            .await;
-    }
+    let progress = begin_progress(session, title).await;
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
     let worker = {
-        let (root, test, stop) = (root.clone(), test.clone(), stop.clone());
+        let (root, test, stop) = (root.to_path_buf(), test.clone(), stop.clone());
+        let settings = settings.clone();
         tokio::task::spawn_blocking(move || {
             let host = Host::probe_for(&settings.conditions);
             engine::confirm(
@@ -202,13 +241,13 @@ async fn confirm(
     if let Some(progress) = progress {
         progress.finish().await;
     }
-    let verdict = match outcome {
+    match outcome {
         Ok(Ok(Ok(confirmation))) => confirmation.verdicts.into_iter().next(),
         Ok(Ok(Err(_))) => {
             session
                 .log(MessageType::INFO, format!("confirming {id} was stopped"))
                 .await;
-            return;
+            None
         }
         Ok(Err(error)) => {
             session
@@ -217,7 +256,7 @@ async fn confirm(
                     format!("flakesense: confirming {id} failed: {error:#}"),
                 )
                 .await;
-            return;
+            None
         }
         Err(error) => {
             session
@@ -226,10 +265,32 @@ async fn confirm(
                     format!("confirming {id} failed: {error}"),
                 )
                 .await;
-            return;
+            None
         }
-    };
-    let Some(verdict) = verdict else {
+    }
+}
+
+/// Runs the confirmation and tells the user what it showed.
+async fn confirm(
+    session: &Arc<Session>,
+    root: PathBuf,
+    test: ChosenTest,
+    config: Option<crate::config::ConfirmConfig>,
+    settings: Settings,
+    unsaved: bool,
+    stop: Stop,
+) {
+    let id = test.test.id.clone();
+    if unsaved {
+        session
+            .show(
+                MessageType::WARNING,
+                format!("flakesense: {id} has unsaved changes; the saved file is run"),
+            )
+            .await;
+    }
+    let title = format!("flakesense: confirming {id}");
+    let Some(verdict) = run(session, &root, &test, config, &settings, &stop, &title).await else {
         return;
     };
     let level = match verdict.verdict {

@@ -32,12 +32,13 @@ pub const MARK_NOT_FLAKY: &str = "flakesense.markNotFlaky";
 pub const SHOW_SIMILAR: &str = "flakesense.showSimilar";
 pub const SHOW_FIX_HINT: &str = "flakesense.showFixHint";
 
-pub const COMMANDS: [&str; 5] = [
+pub const COMMANDS: [&str; 6] = [
     MARK_FLAKY,
     MARK_NOT_FLAKY,
     SHOW_SIMILAR,
     SHOW_FIX_HINT,
     crate::lsp::confirm::CONFIRM,
+    crate::lsp::fixing::FIX_AND_CONFIRM,
 ];
 
 pub async fn execute_command(
@@ -105,6 +106,15 @@ pub async fn execute_command(
                 .and_then(Value::as_u64)
                 .map(|runs| runs.clamp(1, 10_000) as u32);
             crate::lsp::confirm::start(session, uri()?, &text_argument(1, "test id")?, runs).await
+        }
+        crate::lsp::fixing::FIX_AND_CONFIRM => {
+            crate::lsp::fixing::fix_and_confirm(
+                session,
+                uri()?,
+                &text_argument(1, "test id")?,
+                &text_argument(2, "fix id")?,
+            )
+            .await
         }
         other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
     }

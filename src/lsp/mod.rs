@@ -36,6 +36,7 @@ mod did_close;
 mod did_open;
 mod document;
 mod execute_command;
+mod fixing;
 pub mod framing;
 mod hover;
 mod initialize;

@@ -162,3 +162,118 @@ async fn editor_confirms_in_the_background() {
         .unwrap();
     assert!(status.success());
 }
+
+#[test]
+fn fix_and_confirm_runs_the_test_before_and_after_its_fix() {
+    let _serial = serial();
+    if !have_pytest() {
+        return;
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(fix_and_confirm());
+}
+
+async fn fix_and_confirm() {
+    let project = copy_fixture("pytest");
+    let root = project.path().to_path_buf();
+    std::fs::write(
+        root.join("flakesense.toml"),
+        "[confirm]\nruns = 3\nconditions = [\"plain\"]\n",
+    )
+    .unwrap();
+    let mut server = tokio::process::Command::new(binary())
+        .arg("serve")
+        .env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+        )
+        .current_dir(&root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut client = LspClient::new(
+        server.stdout.take().unwrap(),
+        server.stdin.take().unwrap(),
+        ClientBehaviour::default(),
+    );
+    let root_uri = format!("file://{}", root.display());
+    client
+        .initialize(json!({
+            "processId": null,
+            "rootUri": root_uri,
+            "workspaceFolders": [{"uri": root_uri, "name": "shop"}],
+            "capabilities": {"workspace": {"applyEdit": true}},
+        }))
+        .await;
+    let uri = format!("{root_uri}/test_shop.py");
+    let text = std::fs::read_to_string(root.join("test_shop.py")).unwrap();
+    client.open(&uri, "python", 1, &text).await;
+    client.diagnostics(&uri, None).await;
+    let line = text
+        .lines()
+        .position(|line| line.contains("def test_refreshes_the_cache_in_the_background"))
+        .unwrap();
+    let response = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": {"start": {"line": line, "character": 8}, "end": {"line": line, "character": 8}}, "context": {"diagnostics": []}}),
+        )
+        .await;
+    let actions = response["result"].as_array().unwrap();
+    let action = actions
+        .iter()
+        .find(|action| {
+            action["title"] == "Fix and confirm: run the test 3 times before and after the fix"
+        })
+        .unwrap_or_else(|| panic!("no fix-and-confirm action in {actions:#?}"));
+    let started = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": action["command"]["command"], "arguments": action["command"]["arguments"]}),
+        )
+        .await;
+    assert_eq!(started["result"]["fix"], "wait-for-assertion", "{started}");
+
+    let shown = client
+        .wait_for(
+            "both verdicts",
+            |message| {
+                message["method"] == "window/showMessage"
+                    && message["params"]["message"]
+                        .as_str()
+                        .is_some_and(|text| text.contains("before the fix"))
+            },
+            Duration::from_secs(180),
+        )
+        .await;
+    let message = shown["params"]["message"].as_str().unwrap();
+    // Before, the sleep races the refresh (how often it loses depends on the machine); after,
+    // the test waits for it.
+    assert!(
+        message.contains("test_refreshes_the_cache_in_the_background: before the fix failed "),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("after it failed 0 of 3 under plain (no flakiness seen)"),
+        "{message}"
+    );
+    // The editor was asked to apply the fix, and the file holds it.
+    assert!(
+        client
+            .received
+            .iter()
+            .any(|message| message["method"] == "workspace/applyEdit"),
+        "no workspace/applyEdit"
+    );
+    let saved = std::fs::read_to_string(root.join("test_shop.py")).unwrap();
+    assert!(saved.contains("except AssertionError:"), "{saved}");
+    assert!(!saved.contains("    time.sleep(0.1)\n    assert refreshed.is_set()"));
+    client.shutdown_and_exit().await;
+    let _ = tokio::time::timeout(Duration::from_secs(10), server.wait()).await;
+}

@@ -93,6 +93,7 @@ impl LspClient {
                             json!([answer_configuration.lock().expect("not poisoned").clone()])
                         }
                         Some("window/showDocument") => json!({"success": true}),
+                        Some("workspace/applyEdit") => json!({"applied": true}),
                         _ => Value::Null,
                     };
                     let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
