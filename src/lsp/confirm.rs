@@ -90,9 +90,14 @@ pub async fn start(
         .map_err(|error| Error::invalid_params(format!("{error:#}")))?;
     settings.runs = runs.unwrap_or(settings.runs).max(1);
     // Read off the server's threads: a file on a slow disk must not hold up typing.
-    let unsaved = tokio::fs::read_to_string(&file)
-        .await
-        .is_ok_and(|saved| saved != current.text);
+    let saved_path = file.clone();
+    let unsaved = tokio::task::spawn_blocking(move || {
+        crate::files::read_regular(&saved_path, crate::analysis::MAX_FILE_BYTES as u64)
+    })
+    .await
+    .ok()
+    .and_then(|read| read.ok())
+    .is_some_and(|saved| saved != current.text.as_bytes());
     let (line, column) = current.lines.position(
         &current.text,
         judged.test.name_range.start,

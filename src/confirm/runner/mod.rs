@@ -171,8 +171,8 @@ pub fn detect(
     match language {
         Language::Rust => {
             let root = nearest(directory, workspace_root, |directory| {
-                std::fs::read_to_string(directory.join("Cargo.toml"))
-                    .is_ok_and(|manifest| manifest.contains("[package]"))
+                crate::files::read_regular(&directory.join("Cargo.toml"), 16 << 20)
+                    .is_ok_and(|manifest| String::from_utf8_lossy(&manifest).contains("[package]"))
             });
             let Some(root) = root else {
                 bail!(

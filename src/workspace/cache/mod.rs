@@ -272,11 +272,7 @@ fn build_key() -> u64 {
 }
 
 fn read_stored(path: &Path) -> Option<Stored> {
-    let metadata = fs::metadata(path).ok()?;
-    if !metadata.is_file() || metadata.len() > MAX_CACHE_BYTES {
-        return None;
-    }
-    let bytes = fs::read(path).ok()?;
+    let bytes = crate::files::read_regular(path, MAX_CACHE_BYTES).ok()?;
     let payload = bytes.strip_prefix(MAGIC)?;
     let limit = bincode::config::standard().with_limit::<{ 4 * MAX_CACHE_BYTES as usize }>();
     let (stored, read) = bincode::serde::decode_from_slice::<Stored, _>(payload, limit).ok()?;
