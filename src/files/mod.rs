@@ -11,6 +11,7 @@ use crate::language::Language;
 
 mod ignores;
 mod prune;
+pub mod write;
 
 pub use prune::{Directories, is_hidden, tool_directory};
 
@@ -28,18 +29,6 @@ pub fn map_files<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync + Se
     } else {
         items.into_iter().map(f).collect()
     }
-}
-
-/// The directory a file at `path` goes in, created if it is missing: its parent, or the current
-/// directory for a bare file name.
-pub fn create_parent(path: &Path) -> anyhow::Result<&Path> {
-    let directory = path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::create_dir_all(directory)
-        .map_err(|error| anyhow::anyhow!("cannot create {}: {error}", directory.display()))?;
-    Ok(directory)
 }
 
 /// A source file read for analysis.
@@ -135,34 +124,6 @@ fn check_regular(metadata: &fs::Metadata) -> std::io::Result<()> {
         "not a regular file (a device, a FIFO or a socket)"
     };
     Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, what))
-}
-
-/// Refuses to write to `path` when a part of it below `root` is a symbolic link: an index
-/// written through a linked `.flakesense` would land wherever the link points, outside the
-/// repository.
-pub fn refuse_links_below(root: &Path, path: &Path) -> std::io::Result<()> {
-    let Ok(below) = path.strip_prefix(root) else {
-        return Ok(());
-    };
-    let mut current = root.to_path_buf();
-    for part in below.components() {
-        current.push(part);
-        match fs::symlink_metadata(&current) {
-            Ok(metadata) if metadata.file_type().is_symlink() => {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    format!(
-                        "{} is a symbolic link: refusing to write through it",
-                        current.display()
-                    ),
-                ));
-            }
-            // The rest does not exist yet, so it is no link.
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 /// Reads a source file, refusing huge and binary files, and anything but a regular file.
