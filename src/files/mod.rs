@@ -181,6 +181,8 @@ pub enum WalkProblemKind {
     /// A symbolic link to a place outside the tree being walked: the walk does not leave it.
     LinkOutside,
     Unreadable,
+    /// An ignore file that is not a regular file: not read, so what it names is walked.
+    IgnoreFile,
 }
 
 /// The Java, Python and Rust files under `roots` (files given directly are kept whatever their
@@ -304,7 +306,7 @@ pub fn walk_sources(
                 .map(|(path, error)| WalkProblem {
                     path: Some(path),
                     message: format!("ignore file not read: {error}"),
-                    kind: WalkProblemKind::Unreadable,
+                    kind: WalkProblemKind::IgnoreFile,
                 }),
         );
     }
