@@ -39,7 +39,9 @@ pub fn find_root(start: &Path) -> PathBuf {
         .find(|directory| {
             [".flakesense", crate::config::CONFIG_FILE, ".git"]
                 .iter()
-                .any(|marker| directory.join(marker).exists())
+                // Present even when it cannot be followed (a broken link, a loop): reading it
+                // then fails with a clear error, the same in every command.
+                .any(|marker| std::fs::symlink_metadata(directory.join(marker)).is_ok())
         })
         .unwrap_or(start)
         .to_path_buf()
