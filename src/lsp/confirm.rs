@@ -4,6 +4,10 @@
 //! (`window/showMessage`, with every condition's counts in the log) and returned to nobody: the
 //! command answers as soon as the runs start.
 //!
+//! The action's title names the command the runs start and where it comes from; a command the
+//! repository chose (its `flakesense.toml`, its virtual environment, its Gradle wrapper) runs
+//! only after the user answers "Run" to the server's question (`window/showMessageRequest`).
+//!
 //! One confirmation runs at a time (the noise of one would fall on the other's runs). Shutting
 //! the server down ends every run's process group.
 
@@ -14,12 +18,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tower_lsp_server::jsonrpc::{Error, Result};
-use tower_lsp_server::ls_types::{LSPAny, MessageType, ProgressToken, Uri};
+use tower_lsp_server::ls_types::{LSPAny, MessageActionItem, MessageType, ProgressToken, Uri};
 
 use crate::confirm::choose::ChosenTest;
 use crate::confirm::condition::Host;
 use crate::confirm::engine::{self, Settings};
 use crate::confirm::process::Stop;
+use crate::confirm::runner::{self, CommandOrigin};
 use crate::confirm::verdict::{self, TestVerdict, Verdict};
 use crate::line_index::ColumnUnit;
 use crate::lsp::analyze::current_analysis;
@@ -57,6 +62,42 @@ pub fn runs(session: &Session) -> u32 {
         .as_ref()
         .and_then(|confirm| confirm.runs)
         .unwrap_or(engine::DEFAULT_RUNS)
+}
+
+/// The command confirming `test` (of the file at `file`) starts, and where it comes from; `None`
+/// when no runner can run it (confirming then says why).
+pub fn command_of(
+    session: &Session,
+    file: &std::path::Path,
+    relative: &str,
+    test: &crate::extract::TestMethod,
+) -> Option<(String, CommandOrigin)> {
+    let (root, config) = {
+        let state = session.state();
+        (state.root.clone()?, state.config.confirm.clone())
+    };
+    let chosen = ChosenTest {
+        file: file.to_path_buf(),
+        path: relative.to_string(),
+        line: 1,
+        column: 1,
+        score: None,
+        predicted: None,
+        signals: Vec::new(),
+        test: test.clone(),
+    };
+    runner::detect(&chosen, &root, config.as_ref())
+        .ok()
+        .map(|runner| runner.command())
+}
+
+/// How a command is named to the user: "`cargo test` (flakesense's default)".
+pub fn describe_command((command, origin): &(String, CommandOrigin)) -> String {
+    format!(
+        "`{}` (from {})",
+        crate::terminal::escape(command),
+        origin.describe()
+    )
 }
 
 /// Starts confirming a test of an open document; answers once the runs have started.
@@ -114,6 +155,7 @@ pub async fn start(
         signals: prediction.signals.iter().map(|hit| hit.category).collect(),
         test: judged.test.clone(),
     };
+    let command = command_of(session, &test.file, &test.path, &test.test);
     let stop = Stop::new();
     let done = Arc::new(AtomicBool::new(false));
     RUNNING
@@ -129,10 +171,14 @@ pub async fn start(
         "runs": settings.runs,
         "conditions": settings.conditions,
         "unsaved": unsaved,
+        "command": command.as_ref().map(|(command, _)| command),
+        "commandFrom": command.as_ref().map(|(_, origin)| origin),
     });
     let session = session.clone();
     tokio::spawn(async move {
-        confirm(&session, root, test, config, settings, unsaved, stop).await;
+        if asked_to_run(&session, &test.test.id, command.as_ref()).await {
+            confirm(&session, root, test, config, settings, unsaved, stop).await;
+        }
         done.store(true, Ordering::SeqCst);
         RUNNING
             .lock()
@@ -140,6 +186,45 @@ pub async fn start(
             .retain(|running| !Arc::ptr_eq(&running.done, &done));
     });
     Ok(Some(answer))
+}
+
+/// Whether the runs may start: a command the repository chose runs only when the user says so
+/// ("Run"); no answer, "Cancel" or a client that cannot ask is a no.
+async fn asked_to_run(
+    session: &Session,
+    id: &str,
+    command: Option<&(String, CommandOrigin)>,
+) -> bool {
+    let Some(command) = command.filter(|(_, origin)| origin.from_repository()) else {
+        return true;
+    };
+    let question = format!(
+        "flakesense: confirming {id} runs {}. Run it?",
+        describe_command(command)
+    );
+    let actions = ["Run", "Cancel"]
+        .map(|title| MessageActionItem {
+            title: title.to_string(),
+            properties: Default::default(),
+        })
+        .to_vec();
+    let answer = session
+        .client
+        .show_message_request(MessageType::WARNING, question, Some(actions))
+        .await;
+    let run = matches!(&answer, Ok(Some(item)) if item.title == "Run");
+    if !run {
+        session
+            .log(
+                MessageType::INFO,
+                format!(
+                    "confirming {id}: not run ({} was not accepted)",
+                    describe_command(command)
+                ),
+            )
+            .await;
+    }
+    run
 }
 
 /// Runs the confirmation and tells the user what it showed.
