@@ -120,8 +120,11 @@ impl Repository {
             .filter(|path| !path.is_empty())
             .collect();
         // Untracked sources that are not ignored, found by flakesense's own walk.
-        let (sources, problems) =
-            crate::files::walk_sources(&[self.top.clone()], &self.top, &Default::default());
+        let (sources, problems) = crate::files::walk_sources(
+            std::slice::from_ref(&self.top),
+            &self.top,
+            &Default::default(),
+        );
         if let Some(problem) = problems
             .iter()
             .find(|problem| problem.kind == crate::files::WalkProblemKind::IgnoreFile)

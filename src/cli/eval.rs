@@ -178,7 +178,10 @@ fn run_repositories(args: &EvalArgs) -> Result<ExitCode> {
 
 /// Every judged test of the held-out repositories: its score, whether it was fixed for
 /// flakiness, and the evidence a user would read.
-fn write_repository_predictions(path: &PathBuf, figures: &[RepositoryFigures]) -> Result<()> {
+fn write_repository_predictions(
+    path: &std::path::Path,
+    figures: &[RepositoryFigures],
+) -> Result<()> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(["id", "project", "flaky", "score", "category", "evidence"])?;
     for repository in figures {
@@ -269,7 +272,7 @@ fn write_repository_table(
     Ok(())
 }
 
-fn write_predictions(path: &PathBuf, outcomes: &[TestOutcome]) -> Result<()> {
+fn write_predictions(path: &std::path::Path, outcomes: &[TestOutcome]) -> Result<()> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record([
         "id",

@@ -81,7 +81,7 @@ pub enum CommandOrigin {
 }
 
 impl CommandOrigin {
-    /// "the repository's settings (flakesense.toml [confirm])", ...
+    /// How the origin is named to the user: "the repository's settings (`flakesense.toml [confirm]`)", ...
     pub fn describe(self) -> &'static str {
         match self {
             CommandOrigin::Settings => "the repository's settings (flakesense.toml [confirm])",
