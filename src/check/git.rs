@@ -136,13 +136,18 @@ impl Repository {
             );
         }
         for source in sources {
-            // A nested repository's files (a submodule's) are not this one's to add.
-            let nested = source
+            // A nested repository's files (a submodule's) are not this one's to add, nor files
+            // under a linked directory: git sees the link, one untracked path, not a directory.
+            let elsewhere = source
                 .ancestors()
                 .skip(1)
                 .take_while(|directory| *directory != self.top)
-                .any(|directory| directory.join(".git").exists());
-            if nested {
+                .any(|directory| {
+                    directory.join(".git").exists()
+                        || std::fs::symlink_metadata(directory)
+                            .is_ok_and(|metadata| metadata.file_type().is_symlink())
+                });
+            if elsewhere {
                 continue;
             }
             let path = crate::workspace::relative_path(&self.top, &source);
