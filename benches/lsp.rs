@@ -218,7 +218,10 @@ async fn memory(text: &str) {
     let started = Instant::now();
     let index = workspace_index();
     index
-        .save(&workspace::index_path(root.path()))
+        .save(
+            flakesense::files::write::Place::Named,
+            &workspace::index_path(root.path()),
+        )
         .expect("the workspace index saves");
     println!(
         "workspace index: {} tests, {:.1} MB on disk, built in {:.1} s",

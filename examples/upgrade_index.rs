@@ -22,7 +22,7 @@ fn main() -> ExitCode {
                     return Ok(format!("already of format {version}"));
                 }
                 let index = Index::from_bytes(&bytes)?;
-                index.save(&path)?;
+                index.save(flakesense::files::write::Place::Named, &path)?;
                 let size = std::fs::metadata(&path)?.len();
                 Ok(format!(
                     "format {version} -> {}: {} tests, {} -> {} bytes",

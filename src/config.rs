@@ -57,6 +57,11 @@ pub struct Config {
     /// language do not fit an editor's flat settings.
     #[serde(skip)]
     pub confirm: Option<ConfirmConfig>,
+    /// What is wrong with `flakesense.toml`'s `[confirm]` table, which is then left out: only
+    /// `confirm` refuses to go on; `check`, `predict` and the editor warn
+    /// ([`Config::confirm_warning`]) and judge as usual.
+    #[serde(skip)]
+    pub confirm_error: Option<String>,
 }
 
 /// The `[confirm]` table: defaults of `flakesense confirm` and how each language's tests are run.
@@ -169,11 +174,21 @@ impl Config {
             .remove("confirm")
             .map(|confirm| confirm.try_into::<ConfirmConfig>())
             .transpose()
-            .with_context(|| format!("invalid {}: its [confirm] table", path.display()))?;
+            .map_err(anyhow::Error::from)
+            .and_then(|confirm| {
+                if let Some(confirm) = &confirm {
+                    confirm.validate()?;
+                }
+                Ok(confirm)
+            })
+            .map_err(|error| format!("invalid {}: its [confirm] table: {error:#}", path.display()));
         let mut config: Config = toml::Value::Table(table)
             .try_into()
             .with_context(|| format!("invalid {}", path.display()))?;
-        config.confirm = confirm;
+        match confirm {
+            Ok(confirm) => config.confirm = confirm,
+            Err(error) => config.confirm_error = Some(error),
+        }
         config.models = config
             .models
             .into_iter()
@@ -189,6 +204,13 @@ impl Config {
             .validate()
             .with_context(|| format!("invalid {}", path.display()))?;
         Ok(config)
+    }
+
+    /// The warning a command that judges tests gives for a bad `[confirm]` table.
+    pub fn confirm_warning(&self) -> Option<String> {
+        self.confirm_error.as_ref().map(|error| {
+            format!("{error} (left out: `flakesense confirm` refuses it, judging goes on)")
+        })
     }
 
     /// Parses settings sent by an editor (`initializationOptions`, `workspace/configuration`).
@@ -210,6 +232,7 @@ impl Config {
         self.default_models = other.default_models.or(self.default_models);
         self.debounce_ms = other.debounce_ms.or(self.debounce_ms);
         self.confirm = other.confirm.or(self.confirm);
+        self.confirm_error = other.confirm_error.or(self.confirm_error);
         self.models.extend(other.models);
         self.exclude.extend(other.exclude);
         self

@@ -20,8 +20,6 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
 /// line GitHub Actions reads as a workflow command) and the bidirectional overrides that
 /// reorder what a reader sees are shown as Rust escapes (`\n`, `\u{1b}`); the rest is unchanged.
 pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char =
-        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
     if !text.chars().any(unsafe_char) {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -36,11 +34,26 @@ pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(escaped)
 }
 
-/// The escapes of a workflow command's message (the runner's `escapeData`).
+/// A control character or a bidirectional override or isolate.
+fn unsafe_char(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// The escapes of a workflow command's message (the runner's `escapeData`: `%`, carriage return
+/// and line feed), and [`escape`]'s visible escapes of the other control characters and the
+/// bidirectional overrides, which the runner would pass to the log and the annotation as they are.
 pub fn escape_data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '%' => escaped.push_str("%25"),
+            '\r' => escaped.push_str("%0D"),
+            '\n' => escaped.push_str("%0A"),
+            c if unsafe_char(c) => escaped.extend(c.escape_default()),
+            c => escaped.push(c),
+        }
+    }
+    escaped
 }
 
 /// The escapes of a property value, which also must not hold `:` or `,` (`escapeProperty`).

@@ -190,6 +190,65 @@ fn a_fifo_as_settings_or_index_is_an_error_not_a_hang() {
     }
 }
 
+/// Runs `flakesense` with `arguments` in `root`, failing the test when it has not finished
+/// within two minutes (a guard against a hang only: each command answers at once).
+fn run_guarded(root: &Path, arguments: &[&str]) -> (Option<i32>, String) {
+    let mut child = common::command("flakesense", root)
+        .args(arguments)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("flakesense {arguments:?} hangs");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    (status.code(), stderr)
+}
+
+#[test]
+fn a_fifo_as_gitignore_is_named_not_waited_for() {
+    let directory = tempfile::tempdir().unwrap();
+    let root = directory.path();
+    std::fs::write(root.join("test_a.py"), "def test_a():\n    assert True\n").unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(root.join(".gitignore"))
+        .status();
+    if !made.is_ok_and(|status| status.success()) {
+        eprintln!("mkfifo is missing: skipping the FIFO case");
+        return;
+    }
+    let (status, stderr) = run_guarded(root, &["check", "."]);
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(".gitignore: ignore file not read: not a regular file"),
+        "{stderr}"
+    );
+    let (status, stderr) = run_guarded(root, &["predict", "test_a.py"]);
+    assert_eq!(status, Some(0), "{stderr}");
+    // The guard fails the test if the walk waits for a writer.
+    run_guarded(
+        root,
+        &[
+            "train",
+            "--repo",
+            ".",
+            "--from-annotations",
+            "--out",
+            "index",
+        ],
+    );
+}
+
 #[test]
 fn a_name_matching_thousands_of_tests_lists_a_few_and_files_not_utf8_are_skipped() {
     let directory = tempfile::tempdir().unwrap();

@@ -98,6 +98,9 @@ fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             } else if metadata.is_dir() {
                 pending.push(path.clone());
                 b"<dir>".to_vec()
+            } else if !metadata.is_file() {
+                // A FIFO or a device is never read: that could block or never end.
+                b"<not a regular file>".to_vec()
             } else {
                 std::fs::read(&path).unwrap_or_else(|_| b"<unreadable>".to_vec())
             };

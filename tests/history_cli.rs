@@ -246,7 +246,10 @@ fn mark_by_hand(index_path: &Path, id: &str, flaky: bool) {
     let mut writer = IndexWriter::from_index(&index);
     let label = if flaky { Label::Flaky } else { Label::Stable };
     assert!(writer.relabel(id, label, vec![Category::Time], Origin::Manual));
-    writer.finish().save(index_path).expect("writable");
+    writer
+        .finish()
+        .save(flakesense::files::write::Place::Named, index_path)
+        .expect("writable");
 }
 
 fn label(index_path: &Path, id: &str) -> (bool, Origin) {

@@ -175,7 +175,9 @@ fn a_version_2_project_index_loads_with_its_labels_migrated() {
     // Saved again, it is a file of the current format with the same entries and searches.
     let directory = tempfile::tempdir().expect("a temporary directory");
     let path = directory.path().join("index");
-    index.save(&path).expect("writable");
+    index
+        .save(flakesense::files::write::Place::Named, &path)
+        .expect("writable");
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(
         bytes[8..12],

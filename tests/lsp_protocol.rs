@@ -92,10 +92,14 @@ fn body_frame(body: &[u8]) -> Vec<u8> {
 async fn every_malformed_message_is_answered_or_skipped_and_the_next_request_served() {
     let (mut client, child, _workspace) = start().await;
 
-    // Malformed JSON: no id can be read, so the skip is logged.
+    // Malformed JSON whose id can still be read: answered, and the skip logged.
     client
         .send_raw(&body_frame(br#"{"jsonrpc":"2.0","id":101,"method":"#))
         .await;
+    assert_eq!(
+        error_reply(&mut client, json!(101)).await["code"],
+        PARSE_ERROR
+    );
     client
         .wait_for(
             "the logged skip",
@@ -122,17 +126,44 @@ async fn every_malformed_message_is_answered_or_skipped_and_the_next_request_ser
     );
     served(&mut client).await;
 
-    // A lone surrogate escape.
+    // A lone surrogate escape: U+FFFD in its place, and the request served.
     client
         .send_raw(&body_frame(
-            br#"{"jsonrpc":"2.0","id":103,"method":"textDocument/hover","params":{"x":"\udc00"}}"#,
+            br#"{"jsonrpc":"2.0","id":103,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///nowhere/T.java"},"position":{"line":0,"character":0},"workDoneToken":"\udc00"}}"#,
         ))
         .await;
+    let answer = client
+        .wait_for(
+            "the answer to 103",
+            |message| message["id"] == 103,
+            Duration::from_secs(20),
+        )
+        .await;
+    assert!(answer.get("error").is_none(), "{answer}");
+
+    // Two Content-Length headers that differ, the second one long enough to swallow the request
+    // after the body: the body is answered, the next request served.
+    let body = r#"{"jsonrpc":"2.0","id":107,"method":"textDocument/hover"}"#;
+    let mut both = format!(
+        "Content-Length: {}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len(),
+        body.len() + 150
+    )
+    .into_bytes();
+    both.extend(frame(&json!({"jsonrpc": "2.0", "id": 108, "method": "textDocument/hover", "params": {"textDocument": {"uri": "file:///nowhere/T.java"}, "position": {"line": 0, "character": 0}}})));
+    client.send_raw(&both).await;
     assert_eq!(
-        error_reply(&mut client, json!(103)).await["code"],
+        error_reply(&mut client, json!(107)).await["code"],
         PARSE_ERROR
     );
-    served(&mut client).await;
+    let answer = client
+        .wait_for(
+            "the answer to 108",
+            |message| message["id"] == 108,
+            Duration::from_secs(20),
+        )
+        .await;
+    assert!(answer.get("error").is_none(), "{answer}");
 
     // A JSON array (a JSON-RPC batch; LSP has none).
     client
@@ -177,6 +208,10 @@ async fn every_malformed_message_is_answered_or_skipped_and_the_next_request_ser
     let (code, stderr) = exit_status(child).await;
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stderr.matches("skipped a message").count(), 6, "{stderr}");
+    assert!(
+        stderr.contains("two Content-Length headers that differ"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
@@ -252,4 +287,44 @@ async fn a_stream_that_cannot_be_followed_ends_the_server_with_2_and_a_reason() 
     let (code, stderr) = exit_status(child).await;
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("over the limit"), "{stderr}");
+}
+
+/// An edit holding a lone surrogate escape (half of an emoji, as some editors send it) is kept,
+/// the surrogate as U+FFFD: one UTF-16 code unit, so the edits after it land where the client
+/// put them, and the server's text stays the client's.
+#[tokio::test]
+async fn a_lone_surrogate_in_an_edit_keeps_the_document_in_step() {
+    let (mut client, child, workspace) = start().await;
+    let uri = format!("file://{}/test_edits.py", workspace.path().display());
+    client
+        .open(&uri, "python", 1, "def test_a():\n    assert True\n")
+        .await;
+    // Before the test, a line with a lone surrogate; then, on the same line after it, text whose
+    // place counts the surrogate as one UTF-16 code unit.
+    let change = format!(
+        r#"{{"jsonrpc":"2.0","method":"textDocument/didChange","params":{{"textDocument":{{"uri":"{uri}","version":2}},"contentChanges":[{{"range":{{"start":{{"line":0,"character":0}},"end":{{"line":0,"character":0}}}},"text":"x = '\ud800'\n"}}]}}}}"#
+    );
+    client.send_raw(&body_frame(change.as_bytes())).await;
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"range": {"start": {"line": 0, "character": 6}, "end": {"line": 0, "character": 7}}, "text": "\n\n"}]}),
+        )
+        .await;
+    // The test is now on line 3 (0-based), where the client sees it.
+    let hover = client
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri}, "position": {"line": 3, "character": 6}}),
+        )
+        .await;
+    assert_eq!(
+        hover["result"]["range"]["start"],
+        json!({"line": 3, "character": 4}),
+        "{hover:#}"
+    );
+    client.shutdown_and_exit().await;
+    let (code, stderr) = exit_status(child).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("skipped a message"), "{stderr}");
 }

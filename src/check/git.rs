@@ -3,7 +3,9 @@
 //! branch point of a ref. Which tests inside those files changed is decided in [`super`].
 //!
 //! Every command runs with `GIT_OPTIONAL_LOCKS=0`, so git does not even refresh its index file:
-//! checking never writes to the repository.
+//! checking never writes to the repository. Nothing the repository's configuration names is run
+//! ([`git_command`]): no fsmonitor, hook, external diff, text conversion, filter or pager. Ignore
+//! files are read by flakesense, never by git, which would wait on a FIFO named `.gitignore`.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -55,6 +57,7 @@ const RAW_DIFF: &[&str] = &[
     "--no-abbrev",
     "--no-color",
     "--no-ext-diff",
+    "--no-textconv",
     "-M",
     "--diff-filter=AMR",
 ];
@@ -111,16 +114,50 @@ impl Repository {
     pub fn changed_since(&self, base: &str) -> Result<Vec<ChangedFile>> {
         let raw = self.run(&[&["diff"], RAW_DIFF, &[base, "--"]].concat())?;
         let mut changed = parse_raw_diff(&raw, false);
-        let untracked = self.run(&["ls-files", "--others", "--exclude-standard", "-z"])?;
-        for path in untracked
+        let tracked = self.run(&["ls-files", "--cached", "-z"])?;
+        let tracked: std::collections::HashSet<&[u8]> = tracked
             .split(|&byte| byte == 0)
             .filter(|path| !path.is_empty())
+            .collect();
+        // Untracked sources that are not ignored, found by flakesense's own walk.
+        let (sources, problems) = crate::files::walk_sources(
+            std::slice::from_ref(&self.top),
+            &self.top,
+            &Default::default(),
+        );
+        if let Some(problem) = problems
+            .iter()
+            .find(|problem| problem.kind == crate::files::WalkProblemKind::IgnoreFile)
         {
-            changed.push(ChangedFile {
-                path: String::from_utf8_lossy(path).into_owned(),
-                new: NewVersion::WorkingTree,
-                base: None,
-            });
+            bail!(
+                "{}: {}",
+                problem.path.as_deref().unwrap_or(&self.top).display(),
+                problem.message
+            );
+        }
+        for source in sources {
+            // A nested repository's files (a submodule's) are not this one's to add, nor files
+            // under a linked directory: git sees the link, one untracked path, not a directory.
+            let elsewhere = source
+                .ancestors()
+                .skip(1)
+                .take_while(|directory| *directory != self.top)
+                .any(|directory| {
+                    directory.join(".git").exists()
+                        || std::fs::symlink_metadata(directory)
+                            .is_ok_and(|metadata| metadata.file_type().is_symlink())
+                });
+            if elsewhere {
+                continue;
+            }
+            let path = crate::workspace::relative_path(&self.top, &source);
+            if !tracked.contains(path.as_bytes()) {
+                changed.push(ChangedFile {
+                    path,
+                    new: NewVersion::WorkingTree,
+                    base: None,
+                });
+            }
         }
         changed.sort_by(|a, b| a.path.cmp(&b.path));
         changed.dedup_by(|a, b| a.path == b.path);
@@ -200,14 +237,76 @@ impl Repository {
     }
 }
 
+/// git in `directory`, with everything the repository's configuration could have it run turned
+/// off: a cloned repository's `.git/config` is the repository's to write, not the user's.
 fn git_command(directory: &Path) -> Command {
     let mut command = Command::new("git");
     command
+        .arg("--no-pager")
         .arg("-C")
         .arg(directory)
+        .args([
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.pager=cat",
+            "-c",
+            "diff.external=",
+            "-c",
+            "core.untrackedCache=false",
+        ])
+        .args(no_filters(directory))
         .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_PAGER", "cat")
+        .env_remove("GIT_EXTERNAL_DIFF")
         .stdin(Stdio::null());
     command
+}
+
+/// Settings that empty every filter driver the configuration defines (`filter.NAME.clean`,
+/// `smudge`, `process`): git would run a clean filter to hash a changed file of the working tree.
+/// Listing the configuration runs nothing.
+fn no_filters(directory: &Path) -> Vec<String> {
+    let Ok(output) = Command::new("git")
+        .arg("-C")
+        .arg(directory)
+        .args([
+            "config",
+            "--null",
+            "--name-only",
+            "--get-regexp",
+            r"^filter\.",
+        ])
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+    else {
+        return Vec::new();
+    };
+    let mut drivers: Vec<String> = output
+        .stdout
+        .split(|&byte| byte == 0)
+        .filter_map(|key| {
+            let key = std::str::from_utf8(key).ok()?.trim();
+            let rest = key.strip_prefix("filter.")?;
+            Some(rest.rsplit_once('.')?.0.to_string())
+        })
+        .collect();
+    drivers.sort();
+    drivers.dedup();
+    drivers
+        .iter()
+        .flat_map(|driver| {
+            ["clean", "smudge", "process"]
+                .into_iter()
+                .map(move |part| format!("filter.{driver}.{part}="))
+                .chain([format!("filter.{driver}.required=false")])
+        })
+        .flat_map(|setting| ["-c".to_string(), setting])
+        .collect()
 }
 
 fn first_line(bytes: &[u8]) -> Option<&str> {

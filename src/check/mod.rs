@@ -172,6 +172,9 @@ pub fn judge(args: &CheckArgs) -> Result<Report> {
     let start = named.first().cloned().unwrap_or_else(|| current.clone());
     let workspace_root = workspace::find_root(&start);
     let config = Config::load(&workspace_root)?;
+    if let Some(warning) = config.confirm_warning() {
+        eprintln!("warning: {warning}");
+    }
     let thresholds = config.thresholds();
     let mut settings = Settings {
         sigma: args.sigma.unwrap_or(thresholds.warning),

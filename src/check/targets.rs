@@ -126,7 +126,9 @@ pub(super) fn collect(
                     files::WalkProblemKind::Loop => SkipKind::SymlinkLoop,
                     files::WalkProblemKind::BrokenLink => SkipKind::BrokenSymlink,
                     files::WalkProblemKind::LinkOutside => SkipKind::SymlinkOutside,
-                    files::WalkProblemKind::Unreadable => SkipKind::Unreadable,
+                    files::WalkProblemKind::Unreadable | files::WalkProblemKind::IgnoreFile => {
+                        SkipKind::Unreadable
+                    }
                 },
                 reason: problem.message,
             })

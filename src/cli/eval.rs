@@ -178,9 +178,11 @@ fn run_repositories(args: &EvalArgs) -> Result<ExitCode> {
 
 /// Every judged test of the held-out repositories: its score, whether it was fixed for
 /// flakiness, and the evidence a user would read.
-fn write_repository_predictions(path: &PathBuf, figures: &[RepositoryFigures]) -> Result<()> {
-    let mut writer =
-        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+fn write_repository_predictions(
+    path: &std::path::Path,
+    figures: &[RepositoryFigures],
+) -> Result<()> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(["id", "project", "flaky", "score", "category", "evidence"])?;
     for repository in figures {
         for test in &repository.judged {
@@ -194,8 +196,7 @@ fn write_repository_predictions(path: &PathBuf, figures: &[RepositoryFigures]) -
             ])?;
         }
     }
-    writer.flush()?;
-    Ok(())
+    write_csv(path, writer)
 }
 
 fn write_repository_table(
@@ -271,9 +272,8 @@ fn write_repository_table(
     Ok(())
 }
 
-fn write_predictions(path: &PathBuf, outcomes: &[TestOutcome]) -> Result<()> {
-    let mut writer =
-        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+fn write_predictions(path: &std::path::Path, outcomes: &[TestOutcome]) -> Result<()> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record([
         "id",
         "project",
@@ -296,8 +296,7 @@ fn write_predictions(path: &PathBuf, outcomes: &[TestOutcome]) -> Result<()> {
             &format!("{:.4}", outcome.nearest_distance),
         ])?;
     }
-    writer.flush()?;
-    Ok(())
+    write_csv(path, writer)
 }
 
 fn write_table(out: &mut impl Write, report: &Report) -> Result<()> {
@@ -393,4 +392,13 @@ fn truncate(text: &str, width: usize) -> String {
     } else {
         text.chars().take(width - 1).chain(['…']).collect()
     }
+}
+
+/// Writes a CSV file built in memory where the user said, a regular file only.
+fn write_csv(path: &std::path::Path, writer: csv::Writer<Vec<u8>>) -> Result<()> {
+    let bytes = writer
+        .into_inner()
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
+    crate::files::write::write_atomically(crate::files::write::Place::Named, path, &bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
 }

@@ -276,6 +276,9 @@ struct WorkspaceSettings {
 impl WorkspaceSettings {
     fn load(root: &std::path::Path, args: &PredictArgs) -> Result<WorkspaceSettings> {
         let config = Config::load(root)?;
+        if let Some(warning) = config.confirm_warning() {
+            eprintln!("warning: {warning}");
+        }
         let thresholds = config.thresholds();
         let sigma = args.sigma.unwrap_or(thresholds.warning);
         let configured = config

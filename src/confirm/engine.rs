@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use super::choose::ChosenTest;
 use super::condition::{Condition, Host, Noise};
 use super::process::{self, Stop, Stopped};
-use super::runner::{self, Prepared, Runner, TestRun};
+use super::runner::{self, CommandOrigin, Prepared, Runner, TestRun};
 use super::verdict::{self, Tally, TestVerdict};
 use crate::config::ConfirmConfig;
 
@@ -75,6 +75,28 @@ struct Group {
 pub struct Confirmation {
     pub verdicts: Vec<TestVerdict>,
     pub runners: Vec<Option<&'static str>>,
+    /// The command each test was run with and where it came from ([`Runner::command`]).
+    pub commands: Vec<Option<(String, CommandOrigin)>>,
+}
+
+/// The commands the tests would be run with, each once, with where each comes from and the
+/// directory it runs in: what `confirm` shows before it runs anything.
+pub fn commands(
+    root: &Path,
+    tests: &[ChosenTest],
+    config: Option<&ConfirmConfig>,
+) -> Vec<(String, CommandOrigin, PathBuf)> {
+    let mut commands: Vec<(String, CommandOrigin, PathBuf)> = Vec::new();
+    for test in tests {
+        if let Ok(runner) = runner::detect(test, root, config) {
+            let (command, origin) = runner.command();
+            let shown = (command, origin, runner.root.clone());
+            if !commands.contains(&shown) {
+                commands.push(shown);
+            }
+        }
+    }
+    commands
 }
 
 /// Runs the tests. `Ok(Err(Stopped))` when the stop was requested: every child was ended and
@@ -90,11 +112,13 @@ pub fn confirm(
 ) -> Result<std::result::Result<Confirmation, Stopped>> {
     let mut verdicts: Vec<Option<TestVerdict>> = vec![None; tests.len()];
     let mut runners: Vec<Option<&'static str>> = vec![None; tests.len()];
+    let mut commands: Vec<Option<(String, CommandOrigin)>> = vec![None; tests.len()];
     let mut groups: Vec<Group> = Vec::new();
     for (position, test) in tests.iter().enumerate() {
         match runner::detect(test, root, config) {
             Ok(runner) => {
                 runners[position] = Some(runner.name());
+                commands[position] = Some(runner.command());
                 match groups.iter_mut().find(|group| group.runner == runner) {
                     Some(group) => group.tests.push(position),
                     None => groups.push(Group {
@@ -234,6 +258,7 @@ pub fn confirm(
             .map(|verdict| verdict.unwrap_or_else(|| TestVerdict::not_run("not run".to_string())))
             .collect(),
         runners,
+        commands,
     }))
 }
 

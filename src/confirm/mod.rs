@@ -107,6 +107,9 @@ pub fn run(args: ConfirmArgs) -> Result<ExitCode> {
         .first()
         .map_or_else(|| current.clone(), |path| current.join(path));
     let config = Config::load(&crate::workspace::find_root(&start))?;
+    if let Some(error) = &config.confirm_error {
+        anyhow::bail!("{error}");
+    }
     let mut settings = Settings::from_config(config.confirm.as_ref())?;
     if let Some(runs) = args.runs {
         settings.runs = runs;
@@ -147,6 +150,17 @@ pub fn run(args: ConfirmArgs) -> Result<ExitCode> {
         } else {
             ExitCode::SUCCESS
         });
+    }
+    // What will run, before it runs: the repository may have chosen the program.
+    for (command, origin, directory) in
+        engine::commands(&chosen.root, &chosen.tests, config.confirm.as_ref())
+    {
+        eprintln!(
+            "confirm: running `{}` in {} (from {})",
+            crate::terminal::escape(&command),
+            crate::terminal::escape(&directory.display().to_string()),
+            origin.describe()
+        );
     }
     let host = Host::probe_for(&settings.conditions);
     let stop = Stop::on_ctrl_c();

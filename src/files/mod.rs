@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use crate::analysis::MAX_FILE_BYTES;
 use crate::language::Language;
 
+mod ignores;
 mod prune;
+pub mod write;
 
 pub use prune::{Directories, is_hidden, tool_directory};
 
@@ -27,18 +29,6 @@ pub fn map_files<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync + Se
     } else {
         items.into_iter().map(f).collect()
     }
-}
-
-/// The directory a file at `path` goes in, created if it is missing: its parent, or the current
-/// directory for a bare file name.
-pub fn create_parent(path: &Path) -> anyhow::Result<&Path> {
-    let directory = path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::create_dir_all(directory)
-        .map_err(|error| anyhow::anyhow!("cannot create {}: {error}", directory.display()))?;
-    Ok(directory)
 }
 
 /// A source file read for analysis.
@@ -79,7 +69,7 @@ pub fn detect_language(path: &Path, first_bytes: &[u8]) -> Option<Language> {
 /// indexes and history files are read: a device (`/dev/zero`) would be read until memory runs
 /// out, and a FIFO would block until someone writes to it.
 pub fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    let metadata = regular_metadata(path)?;
+    let (file, metadata) = open_regular(path)?;
     let too_large = || {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
@@ -91,20 +81,42 @@ pub fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     }
     let mut bytes = Vec::with_capacity(metadata.len() as usize);
     // At most one byte past the limit: the file may have grown since `metadata`.
-    fs::File::open(path)?
-        .take(limit + 1)
-        .read_to_end(&mut bytes)?;
+    file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(too_large());
     }
     Ok(bytes)
 }
 
+/// Opens a file for reading if it is a regular file (links followed), with its metadata. The file
+/// is opened without waiting (`O_NONBLOCK`), then checked: a FIFO put in place of a checked file
+/// cannot block the open either.
+pub fn open_regular(path: &Path) -> std::io::Result<(fs::File, fs::Metadata)> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NONBLOCK | libc::O_NOCTTY,
+    );
+    #[cfg(not(unix))]
+    regular_metadata(path)?;
+    let file = options.open(path)?;
+    let metadata = file.metadata()?;
+    check_regular(&metadata)?;
+    Ok((file, metadata))
+}
+
 /// The metadata of a regular file (links followed), or an error naming what the path is instead.
 pub fn regular_metadata(path: &Path) -> std::io::Result<fs::Metadata> {
     let metadata = fs::metadata(path)?;
+    check_regular(&metadata)?;
+    Ok(metadata)
+}
+
+fn check_regular(metadata: &fs::Metadata) -> std::io::Result<()> {
     if metadata.is_file() {
-        return Ok(metadata);
+        return Ok(());
     }
     let what = if metadata.is_dir() {
         "a directory"
@@ -114,37 +126,9 @@ pub fn regular_metadata(path: &Path) -> std::io::Result<fs::Metadata> {
     Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, what))
 }
 
-/// Refuses to write to `path` when a part of it below `root` is a symbolic link: an index
-/// written through a linked `.flakesense` would land wherever the link points, outside the
-/// repository.
-pub fn refuse_links_below(root: &Path, path: &Path) -> std::io::Result<()> {
-    let Ok(below) = path.strip_prefix(root) else {
-        return Ok(());
-    };
-    let mut current = root.to_path_buf();
-    for part in below.components() {
-        current.push(part);
-        match fs::symlink_metadata(&current) {
-            Ok(metadata) if metadata.file_type().is_symlink() => {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    format!(
-                        "{} is a symbolic link: refusing to write through it",
-                        current.display()
-                    ),
-                ));
-            }
-            // The rest does not exist yet, so it is no link.
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
 /// Reads a source file, refusing huge and binary files, and anything but a regular file.
 pub fn read_source(path: &Path) -> Result<SourceFile, Skipped> {
-    let metadata = regular_metadata(path)?;
+    let (file, metadata) = open_regular(path)?;
     if metadata.len() > MAX_FILE_BYTES as u64 {
         return Err(Skipped::TooLarge {
             size: metadata.len(),
@@ -152,8 +136,7 @@ pub fn read_source(path: &Path) -> Result<SourceFile, Skipped> {
     }
     let mut bytes = Vec::with_capacity(metadata.len() as usize);
     // Read at most one byte past the limit: the file may have grown since `metadata`.
-    fs::File::open(path)?
-        .take(MAX_FILE_BYTES as u64 + 1)
+    file.take(MAX_FILE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)?;
     source_from_bytes(path, &bytes)
 }
@@ -198,6 +181,8 @@ pub enum WalkProblemKind {
     /// A symbolic link to a place outside the tree being walked: the walk does not leave it.
     LinkOutside,
     Unreadable,
+    /// An ignore file that is not a regular file: not read, so what it names is walked.
+    IgnoreFile,
 }
 
 /// The Java, Python and Rust files under `roots` (files given directly are kept whatever their
@@ -240,12 +225,23 @@ pub fn walk_sources(
         };
         let outside: Arc<Mutex<Vec<WalkProblem>>> = Arc::default();
         let record = outside.clone();
+        let ignores = Arc::new(ignores::Ignores::new());
+        let ignoring = ignores.clone();
+        // The repository's ignore files are read here ([`ignores`]), never by the walking crate,
+        // which would block on a FIFO; the user's own global excludes it reads itself.
         let walker = ignore::WalkBuilder::new(root)
             .follow_links(true)
             .require_git(false)
+            .ignore(false)
+            .git_ignore(false)
+            .git_exclude(false)
+            .parents(false)
             .filter_entry(move |entry| {
                 let is_directory = entry.file_type().is_some_and(|kind| kind.is_dir());
                 if is_directory && entry.depth() > 0 && tool_directory(entry.path()).is_some() {
+                    return false;
+                }
+                if ignoring.ignored(entry.path(), is_directory) {
                     return false;
                 }
                 if !entry.path_is_symlink() {
@@ -302,6 +298,16 @@ pub fn walk_sources(
             &mut outside
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
+        problems.extend(
+            ignores
+                .take_refused()
+                .into_iter()
+                .map(|(path, error)| WalkProblem {
+                    path: Some(path),
+                    message: format!("ignore file not read: {error}"),
+                    kind: WalkProblemKind::IgnoreFile,
+                }),
         );
     }
     found.sort();

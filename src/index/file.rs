@@ -19,8 +19,8 @@
 //! The checksum rejects damaged files before decoding, and the decoder runs with a limit a few
 //! times the payload's size, so even a file crafted to pass the checksum cannot allocate much.
 
-use std::fs::{self, File};
-use std::io::Write;
+use crate::files::write::Place;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
@@ -242,36 +242,16 @@ pub fn map(path: &Path) -> Result<Mapped, LoadError> {
     Ok(Mapped::Map(map))
 }
 
-/// Writes an index file atomically: a temporary file in the same directory, flushed to disk,
-/// then renamed over the target, so a crash leaves the old file or the new one, never half of
-/// one, and a process that mapped the old file keeps reading it unchanged.
-pub fn write_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+/// Writes an index file atomically ([`crate::files::write::write_atomically`]): a crash leaves
+/// the old file or the new one, and a process that mapped the old file keeps reading it unchanged.
+pub fn write_bytes(place: Place, path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     use anyhow::Context;
     let payload_len = bytes.len().saturating_sub(HEADER_LEN) as u64;
     if payload_len > MAX_PAYLOAD_LEN {
         return Err(FormatError::TooLarge(payload_len).into());
     }
-    let directory = crate::files::create_parent(path)?;
-    let file_name = path
-        .file_name()
-        .and_then(|name| name.to_str())
-        .unwrap_or("index");
-    let temporary = directory.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut file = File::create(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temporary, path)?;
-        // The rename itself is durable once the directory is synced (POSIX); Windows has no
-        // directory handles to sync and makes renames durable on its own.
-        #[cfg(unix)]
-        File::open(directory)?.sync_all()?;
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temporary);
-    }
-    result.with_context(|| format!("cannot write index {}", path.display()))
+    crate::files::write::write_atomically(place, path, bytes)
+        .with_context(|| format!("cannot write index {}", path.display()))
 }
 
 #[cfg(test)]
@@ -367,9 +347,9 @@ mod tests {
     fn writes_atomically_and_reads_back() {
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("nested").join("index");
-        write_bytes(&path, &encode(&sample()).unwrap()).unwrap();
+        write_bytes(Place::Named, &path, &encode(&sample()).unwrap()).unwrap();
         assert_eq!(decode::<Sample>(&read(&path).unwrap()).unwrap(), sample());
-        let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
         let error = read(&directory.path().join("missing")).unwrap_err();
         assert!(matches!(error, LoadError::Io { .. }));

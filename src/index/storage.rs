@@ -174,7 +174,7 @@ impl Index {
     }
 
     /// Writes the index atomically (see [`file::write_bytes`]).
-    pub fn save(&self, path: &Path) -> anyhow::Result<()> {
-        file::write_bytes(path, &self.to_bytes())
+    pub fn save(&self, place: crate::files::write::Place, path: &Path) -> anyhow::Result<()> {
+        file::write_bytes(place, path, &self.to_bytes())
     }
 }

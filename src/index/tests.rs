@@ -299,7 +299,9 @@ fn a_file_breaking_the_invariants_is_rejected_with_a_valid_checksum() {
 fn saving_and_loading_a_file() {
     let directory = tempfile::tempdir().unwrap();
     let path = directory.path().join(".flakesense").join("index");
-    small_index().save(&path).unwrap();
+    small_index()
+        .save(crate::files::write::Place::Named, &path)
+        .unwrap();
     let loaded = Index::load(&path).unwrap();
     assert_eq!(loaded.len(), 3);
     std::fs::write(&path, b"FLKSNSIX\x01\x00").unwrap();

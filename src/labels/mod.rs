@@ -11,7 +11,7 @@
 //! [`record`] is the function other code calls to record labels; [`update`] is the locked
 //! read-modify-write underneath, for writers that rebuild the whole index.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -20,6 +20,7 @@ use anyhow::{Context, Result, bail};
 use crate::category::Category;
 use crate::embed::TokenBag;
 use crate::extract::TestMethod;
+use crate::files::write::{self, Place};
 use crate::index::{Entry, EntryRef, Index, IndexWriter, Label, LoadError, NewEntry, Origin};
 use crate::workspace::{self, ProjectIndex};
 
@@ -81,9 +82,8 @@ pub fn record_with(
     mut decide: impl FnMut(usize, &TestLabel, Option<EntryRef<'_>>) -> Option<TestLabel>,
 ) -> Result<Recorded> {
     let path = workspace::index_path(root);
-    crate::files::refuse_links_below(root, &path)?;
     let project = project_name(root);
-    update(&path, |current| {
+    update(Place::Below(root), &path, |current| {
         let (base, moved_aside) = match current {
             ProjectIndex::Missing => (None, None),
             ProjectIndex::Loaded(index) => (Some(*index), None),
@@ -169,19 +169,23 @@ pub fn project_name(root: &Path) -> String {
 
 /// Runs `change` on the index at `path` as it is on disk, holding the index's exclusive lock;
 /// the index `change` returns (if any) is written atomically before the lock is let go. Returns
-/// what `change` returned, and the written file's stamp.
+/// what `change` returned, and the written file's stamp. The lock, the index and
+/// `.flakesense/.gitignore` are written only as `place` allows ([`crate::files::write`]): a
+/// workspace's index through no link.
 ///
 /// `change` is given the file as [`workspace::load_index`] finds it: a damaged file has been
 /// moved aside already.
 pub fn update<T>(
+    place: Place,
     path: &Path,
     change: impl FnOnce(ProjectIndex) -> Result<(Option<Index>, T)>,
 ) -> Result<(T, Option<FileStamp>)> {
-    let _lock = IndexLock::acquire(path)?;
+    write::check(place, path).with_context(|| format!("cannot write index {}", path.display()))?;
+    let _lock = IndexLock::acquire(place, path)?;
     let (index, result) = change(workspace::load_index(path))?;
     let stamp = match index {
         Some(index) => {
-            index.save(path)?;
+            index.save(place, path)?;
             FileStamp::of(path)
         }
         None => None,
@@ -196,16 +200,11 @@ struct IndexLock {
 }
 
 impl IndexLock {
-    fn acquire(index: &Path) -> Result<IndexLock> {
+    fn acquire(place: Place, index: &Path) -> Result<IndexLock> {
         let path = lock_path(index);
-        let directory = crate::files::create_parent(&path)?;
-        ignore_lock_file(directory, &path);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
+        let file = write::open_existing_or_new(place, &path)
             .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+        ignore_lock_file(place, &path);
         file.lock()
             .with_context(|| format!("cannot lock {}", path.display()))?;
         Ok(IndexLock { _file: file })
@@ -224,17 +223,21 @@ pub fn lock_path(index: &Path) -> PathBuf {
 
 /// Keeps the lock file out of git where flakesense owns the directory (`.flakesense`), so that
 /// committing the index, as the README suggests, does not commit the lock with it.
-fn ignore_lock_file(directory: &Path, lock: &Path) {
+fn ignore_lock_file(place: Place, lock: &Path) {
+    let Some(directory) = lock.parent() else {
+        return;
+    };
     if directory.file_name().and_then(|name| name.to_str()) != Some(".flakesense") {
         return;
     }
-    let gitignore = directory.join(".gitignore");
-    if gitignore.exists() {
-        return;
-    }
     if let Some(name) = lock.file_name().and_then(|name| name.to_str()) {
-        // Best effort: an unwritable directory fails the lock itself with a clear message.
-        let _ = fs::write(gitignore, format!("/{name}\n"));
+        // Best effort: the lock was written in this directory, so only a link at
+        // `.gitignore` (refused) or a full disk stops this.
+        let _ = write::write_if_missing(
+            place,
+            &directory.join(".gitignore"),
+            format!("/{name}\n").as_bytes(),
+        );
     }
 }
 

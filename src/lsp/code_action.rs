@@ -37,6 +37,8 @@ pub async fn code_action(
     let current = current_analysis(session, &uri).await?;
     let encoding = session.state().encoding;
     let runs = crate::lsp::confirm::runs(session);
+    let file = crate::lsp::state::file_path(&uri);
+    let relative = session.state().relative_path(&uri);
     let cursor = current.text_lines().byte_range(params.range, encoding);
     let fixes = crate::lsp::fixing::under_cursor(session, &uri, &current, &cursor).await;
     // Every test the selection touches, or the one the cursor is in.
@@ -62,13 +64,21 @@ pub async fn code_action(
                 })
                 .cloned()
                 .collect();
+            let command = file.as_deref().and_then(|file| {
+                crate::lsp::confirm::command_of(session, file, &relative, &judged.test)
+            });
             let mut actions: Vec<CodeAction> = fixes
                 .iter()
                 .filter(|fix| fix.test_id == judged.test.id)
                 .flat_map(|fix| {
                     [
                         fix_action(&uri, &current, fix, diagnostics.clone(), encoding),
-                        crate::lsp::fixing::fix_and_confirm_action(&uri, fix, runs),
+                        crate::lsp::fixing::fix_and_confirm_action(
+                            &uri,
+                            fix,
+                            runs,
+                            command.as_ref(),
+                        ),
                     ]
                 })
                 .collect();
@@ -79,7 +89,7 @@ pub async fn code_action(
                 diagnostics,
                 encoding,
             ));
-            actions.push(confirm_action(&uri, judged, runs));
+            actions.push(confirm_action(&uri, judged, runs, command.as_ref()));
             actions
         })
         // The one kind the server advertises (`initialize`): VS Code drops an action without a
@@ -200,11 +210,20 @@ fn actions_for_test(
     actions
 }
 
-/// "Confirm: run this test N times": runs in the background (see `lsp::confirm`).
-fn confirm_action(uri: &Uri, judged: &JudgedTest, runs: u32) -> CodeAction {
+/// "Confirm: run this test N times with `COMMAND` (from ORIGIN)": runs in the background (see
+/// `lsp::confirm`).
+fn confirm_action(
+    uri: &Uri,
+    judged: &JudgedTest,
+    runs: u32,
+    command: Option<&(String, crate::confirm::runner::CommandOrigin)>,
+) -> CodeAction {
     let title = format!(
-        "Confirm: run this test {runs} time{}",
-        if runs == 1 { "" } else { "s" }
+        "Confirm: run this test {runs} time{}{}",
+        if runs == 1 { "" } else { "s" },
+        command
+            .map(|command| format!(" with {}", crate::lsp::confirm::describe_command(command)))
+            .unwrap_or_default()
     );
     CodeAction {
         title: title.clone(),

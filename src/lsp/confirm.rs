@@ -4,6 +4,10 @@
 //! (`window/showMessage`, with every condition's counts in the log) and returned to nobody: the
 //! command answers as soon as the runs start.
 //!
+//! The action's title names the command the runs start and where it comes from; a command the
+//! repository chose (its `flakesense.toml`, its virtual environment, its Gradle wrapper) runs
+//! only after the user answers "Run" to the server's question (`window/showMessageRequest`).
+//!
 //! One confirmation runs at a time (the noise of one would fall on the other's runs). Shutting
 //! the server down ends every run's process group.
 
@@ -14,12 +18,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tower_lsp_server::jsonrpc::{Error, Result};
-use tower_lsp_server::ls_types::{LSPAny, MessageType, ProgressToken, Uri};
+use tower_lsp_server::ls_types::{LSPAny, MessageActionItem, MessageType, ProgressToken, Uri};
 
 use crate::confirm::choose::ChosenTest;
 use crate::confirm::condition::Host;
 use crate::confirm::engine::{self, Settings};
 use crate::confirm::process::Stop;
+use crate::confirm::runner::{self, CommandOrigin};
 use crate::confirm::verdict::{self, TestVerdict, Verdict};
 use crate::line_index::ColumnUnit;
 use crate::lsp::analyze::current_analysis;
@@ -59,6 +64,42 @@ pub fn runs(session: &Session) -> u32 {
         .unwrap_or(engine::DEFAULT_RUNS)
 }
 
+/// The command confirming `test` (of the file at `file`) starts, and where it comes from; `None`
+/// when no runner can run it (confirming then says why).
+pub fn command_of(
+    session: &Session,
+    file: &std::path::Path,
+    relative: &str,
+    test: &crate::extract::TestMethod,
+) -> Option<(String, CommandOrigin)> {
+    let (root, config) = {
+        let state = session.state();
+        (state.root.clone()?, state.config.confirm.clone())
+    };
+    let chosen = ChosenTest {
+        file: file.to_path_buf(),
+        path: relative.to_string(),
+        line: 1,
+        column: 1,
+        score: None,
+        predicted: None,
+        signals: Vec::new(),
+        test: test.clone(),
+    };
+    runner::detect(&chosen, &root, config.as_ref())
+        .ok()
+        .map(|runner| runner.command())
+}
+
+/// How a command is named to the user: "`cargo test` (flakesense's default)".
+pub fn describe_command((command, origin): &(String, CommandOrigin)) -> String {
+    format!(
+        "`{}` (from {})",
+        crate::terminal::escape(command),
+        origin.describe()
+    )
+}
+
 /// A test of an open document, ready to be confirmed.
 pub(crate) struct Prepared {
     pub(crate) root: PathBuf,
@@ -67,6 +108,8 @@ pub(crate) struct Prepared {
     pub(crate) settings: Settings,
     /// The editor's text differs from the file on disk, which is what runs.
     pub(crate) unsaved: bool,
+    /// The command the runs start and where it comes from.
+    pub(crate) command: Option<(String, CommandOrigin)>,
 }
 
 /// The test `test_id` of the open document `uri`, with the settings to confirm it with.
@@ -100,9 +143,14 @@ pub(crate) async fn prepare(
         .map_err(|error| Error::invalid_params(format!("{error:#}")))?;
     settings.runs = runs.unwrap_or(settings.runs).max(1);
     // Read off the server's threads: a file on a slow disk must not hold up typing.
-    let unsaved = tokio::fs::read_to_string(&file)
-        .await
-        .is_ok_and(|saved| saved != current.text);
+    let saved_path = file.clone();
+    let unsaved = tokio::task::spawn_blocking(move || {
+        crate::files::read_regular(&saved_path, crate::analysis::MAX_FILE_BYTES as u64)
+    })
+    .await
+    .ok()
+    .and_then(|read| read.ok())
+    .is_some_and(|saved| saved != current.text.as_bytes());
     let (line, column) = current.lines.position(
         &current.text,
         judged.test.name_range.start,
@@ -119,12 +167,14 @@ pub(crate) async fn prepare(
         signals: prediction.signals.iter().map(|hit| hit.category).collect(),
         test: judged.test.clone(),
     };
+    let command = command_of(session, &test.file, &test.path, &test.test);
     Ok(Prepared {
         root,
         test,
         config,
         settings,
         unsaved,
+        command,
     })
 }
 
@@ -141,6 +191,7 @@ pub async fn start(
         config,
         settings,
         unsaved,
+        command,
     } = prepare(session, &uri, test_id, runs).await?;
     let (stop, done) = register(session);
     let answer = json!({
@@ -148,10 +199,14 @@ pub async fn start(
         "runs": settings.runs,
         "conditions": settings.conditions,
         "unsaved": unsaved,
+        "command": command.as_ref().map(|(command, _)| command),
+        "commandFrom": command.as_ref().map(|(_, origin)| origin),
     });
     let session = session.clone();
     tokio::spawn(async move {
-        confirm(&session, root, test, config, settings, unsaved, stop).await;
+        if asked_to_run(&session, &test.test.id, command.as_ref()).await {
+            confirm(&session, root, test, config, settings, unsaved, stop).await;
+        }
         unregister(&done);
     });
     Ok(Some(answer))
@@ -180,6 +235,45 @@ pub(crate) fn unregister(done: &Arc<AtomicBool>) {
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .retain(|running| !Arc::ptr_eq(&running.done, done));
+}
+
+/// Whether the runs may start: a command the repository chose runs only when the user says so
+/// ("Run"); no answer, "Cancel" or a client that cannot ask is a no.
+pub(crate) async fn asked_to_run(
+    session: &Session,
+    id: &str,
+    command: Option<&(String, CommandOrigin)>,
+) -> bool {
+    let Some(command) = command.filter(|(_, origin)| origin.from_repository()) else {
+        return true;
+    };
+    let question = format!(
+        "flakesense: confirming {id} runs {}. Run it?",
+        describe_command(command)
+    );
+    let actions = ["Run", "Cancel"]
+        .map(|title| MessageActionItem {
+            title: title.to_string(),
+            properties: Default::default(),
+        })
+        .to_vec();
+    let answer = session
+        .client
+        .show_message_request(MessageType::WARNING, question, Some(actions))
+        .await;
+    let run = matches!(&answer, Ok(Some(item)) if item.title == "Run");
+    if !run {
+        session
+            .log(
+                MessageType::INFO,
+                format!(
+                    "confirming {id}: not run ({} was not accepted)",
+                    describe_command(command)
+                ),
+            )
+            .await;
+    }
+    run
 }
 
 /// Runs a confirmation, one at a time, with its progress shown under `title`; the test's

@@ -93,8 +93,18 @@ async fn offered(
 }
 
 /// "Fix and confirm": the fix applied between two confirmations of the test.
-pub fn fix_and_confirm_action(uri: &Uri, fix: &Fix, runs: u32) -> CodeAction {
-    let title = format!("Fix and confirm: run the test {runs} times before and after the fix");
+pub fn fix_and_confirm_action(
+    uri: &Uri,
+    fix: &Fix,
+    runs: u32,
+    command: Option<&(String, crate::confirm::runner::CommandOrigin)>,
+) -> CodeAction {
+    let title = format!(
+        "Fix and confirm: run the test {runs} times before and after the fix{}",
+        command
+            .map(|command| format!(" with {}", confirm::describe_command(command)))
+            .unwrap_or_default()
+    );
     CodeAction {
         title: title.clone(),
         command: Some(Command {
@@ -158,9 +168,13 @@ async fn run(
         test,
         config,
         settings,
+        command: prepared_command,
         ..
     } = prepared;
     let id = test.test.id.clone();
+    if !confirm::asked_to_run(session, &id, prepared_command.as_ref()).await {
+        return;
+    }
     let title = format!("flakesense: confirming {id} before the fix");
     let Some(before) = confirm::run(
         session,

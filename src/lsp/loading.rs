@@ -90,7 +90,14 @@ async fn load_settings_file(session: &Session, starting: bool) {
     // time, and analyses that start meanwhile do not read it too.
     session.state_mut().settings_stamp = FileStamp::of(&root.join(crate::config::CONFIG_FILE));
     match Config::load(&root) {
-        Ok(config) => session.state_mut().layers.file = config,
+        Ok(config) => {
+            if let Some(warning) = config.confirm_warning() {
+                session
+                    .show(MessageType::WARNING, format!("flakesense: {warning}"))
+                    .await;
+            }
+            session.state_mut().layers.file = config;
+        }
         Err(error) => {
             let kept = if starting {
                 "using the defaults"

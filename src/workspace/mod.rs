@@ -39,7 +39,9 @@ pub fn find_root(start: &Path) -> PathBuf {
         .find(|directory| {
             [".flakesense", crate::config::CONFIG_FILE, ".git"]
                 .iter()
-                .any(|marker| directory.join(marker).exists())
+                // Present even when it cannot be followed (a broken link, a loop): reading it
+                // then fails with a clear error, the same in every command.
+                .any(|marker| std::fs::symlink_metadata(directory.join(marker)).is_ok())
         })
         .unwrap_or(start)
         .to_path_buf()
@@ -229,7 +231,7 @@ mod tests {
     fn a_saved_index_loads() {
         let root = tempfile::tempdir().unwrap();
         Index::empty(new_index_params())
-            .save(&index_path(root.path()))
+            .save(crate::files::write::Place::Named, &index_path(root.path()))
             .unwrap();
         assert!(
             matches!(load_project_index(root.path()), ProjectIndex::Loaded(index) if index.is_empty())
@@ -240,7 +242,9 @@ mod tests {
     fn a_damaged_index_is_moved_aside_not_lost() {
         let root = tempfile::tempdir().unwrap();
         let path = index_path(root.path());
-        Index::empty(new_index_params()).save(&path).unwrap();
+        Index::empty(new_index_params())
+            .save(crate::files::write::Place::Named, &path)
+            .unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
         let last = bytes.len() - 1;
         bytes[last] ^= 0xff;

@@ -85,8 +85,19 @@ async fn editor_confirms_in_the_background() {
     let actions = response["result"].as_array().unwrap();
     let confirm = actions
         .iter()
-        .find(|action| action["title"] == "Confirm: run this test 3 times")
+        .find(|action| {
+            action["title"]
+                .as_str()
+                .is_some_and(|title| title.starts_with("Confirm: run this test 3 times with `"))
+        })
         .unwrap_or_else(|| panic!("no confirm action in {actions:#?}"));
+    // The title names what runs, and where that comes from.
+    assert!(
+        confirm["title"]
+            .as_str()
+            .is_some_and(|title| title.ends_with("-m pytest` (from flakesense's default)")),
+        "{confirm}"
+    );
     let asked = Instant::now();
     let started = client
         .request(
@@ -229,7 +240,11 @@ async fn fix_and_confirm() {
     let action = actions
         .iter()
         .find(|action| {
-            action["title"] == "Fix and confirm: run the test 3 times before and after the fix"
+            action["title"].as_str().is_some_and(|title| {
+                title.starts_with(
+                    "Fix and confirm: run the test 3 times before and after the fix with `",
+                )
+            })
         })
         .unwrap_or_else(|| panic!("no fix-and-confirm action in {actions:#?}"));
     let started = client

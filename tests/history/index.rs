@@ -97,7 +97,9 @@ fn the_index_holds_every_test_of_the_repository_with_its_label() {
     // A saved index loads back unchanged.
     let directory = tempfile::tempdir().expect("a temporary directory");
     let path = directory.path().join(".flakesense/index");
-    index.save(&path).expect("writable");
+    index
+        .save(flakesense::files::write::Place::Named, &path)
+        .expect("writable");
     let loaded = Index::load(&path).expect("readable");
     let entries = |index: &Index| {
         index

@@ -41,7 +41,10 @@ impl Workspace {
         let directory = tempfile::tempdir().expect("a temporary directory");
         let workspace = Workspace { directory };
         known_tests_model()
-            .save(&workspace.path("known.idx"))
+            .save(
+                flakesense::files::write::Place::Named,
+                &workspace.path("known.idx"),
+            )
             .expect("the model saves");
         workspace.write(ORDER_TEST, &fixture("OrderServiceTest.java"));
         workspace.write(REFUND_TEST, &fixture("RefundTest.java"));

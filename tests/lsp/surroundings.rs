@@ -41,7 +41,10 @@ async fn sleepy_python_workspace(
         category_evidence: Vec::new(),
     }]);
     model
-        .save(&workspace.path("prior.idx"))
+        .save(
+            flakesense::files::write::Place::Named,
+            &workspace.path("prior.idx"),
+        )
         .expect("the model saves");
     let settings = json!({"defaultModels": false, "models": ["prior.idx"], "debounceMs": 0});
     let (client, _) = workspace

@@ -60,7 +60,10 @@ fn sleepers_workspace(others: usize, sleeping: usize) -> (Workspace, Value, Stri
     std::fs::remove_file(workspace.path(ORDER_TEST)).unwrap();
     std::fs::remove_file(workspace.path(REFUND_TEST)).unwrap();
     sleep_prior_model()
-        .save(&workspace.path("prior.idx"))
+        .save(
+            flakesense::files::write::Place::Named,
+            &workspace.path("prior.idx"),
+        )
         .expect("the model saves");
     workspace.write(
         "src/test/java/OthersTest.java",
@@ -257,7 +260,10 @@ async fn a_file_of_many_tests_gets_a_diagnostic_on_each_flagged_test_and_keeps_t
     // Forty tests are judged together (on every core); each warning must land on its own test.
     let workspace = Workspace::new();
     sleep_prior_model()
-        .save(&workspace.path("prior.idx"))
+        .save(
+            flakesense::files::write::Place::Named,
+            &workspace.path("prior.idx"),
+        )
         .expect("the model saves");
     let settings = json!({"defaultModels": false, "models": ["prior.idx"], "debounceMs": 10});
     let (mut client, _) = workspace
@@ -328,7 +334,10 @@ async fn editing_a_helper_judges_again_the_tests_that_call_it() {
         Vec::new(),
     );
     model
-        .save(&workspace.path("prior.idx"))
+        .save(
+            flakesense::files::write::Place::Named,
+            &workspace.path("prior.idx"),
+        )
         .expect("the model saves");
     let settings = json!({"defaultModels": false, "models": ["prior.idx"], "debounceMs": 0});
     let (mut client, _) = workspace

@@ -30,7 +30,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             escape_data(&message)
         )?;
     }
-    writeln!(out, "{}", summary_line(report))
+    writeln!(out, "{}", escape_data(&summary_line(report)))
 }
 
 #[cfg(test)]
@@ -41,5 +41,11 @@ mod tests {
     fn commands_escape_their_separators() {
         assert_eq!(escape_data("50% done\nnext"), "50%25 done%0Anext");
         assert_eq!(escape_property("a/b,c::d\r"), "a/b%2Cc%3A%3Ad%0D");
+        // Control characters and bidirectional overrides are shown, never passed on.
+        assert_eq!(
+            escape_data("red \u{1b}[31m bell \u{7} \u{202e}gnp.exe"),
+            "red \\u{1b}[31m bell \\u{7} \\u{202e}gnp.exe"
+        );
+        assert_eq!(escape_property("a\u{1b}b"), "a\\u{1b}b");
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args};
 
 use super::{EmbeddingArgs, read_data};
@@ -80,6 +80,9 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
 }
 
 fn run_data(args: &TrainArgs, out: &Path) -> Result<ExitCode> {
+    // Before the training: a device or a directory at `--out` stops it at once.
+    crate::files::write::check(crate::files::write::Place::Named, out)
+        .with_context(|| format!("cannot write {}", out.display()))?;
     let tests = read_data(&args.data, args.embedding.keep_duplicates)?;
     if tests.is_empty() {
         bail!("no labelled test with code in the data");
@@ -150,7 +153,7 @@ fn run_data(args: &TrainArgs, out: &Path) -> Result<ExitCode> {
         index.set_priors(fit_priors(&tests, &repositories));
     }
     let seconds = started.elapsed().as_secs_f64();
-    index.save(out)?;
+    index.save(crate::files::write::Place::Named, out)?;
     let size = std::fs::metadata(out)
         .map(|metadata| metadata.len())
         .unwrap_or(0);

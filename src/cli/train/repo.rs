@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use super::TrainArgs;
 use crate::category::Category;
@@ -37,9 +37,14 @@ pub(super) fn run_repo(args: &TrainArgs, root: &Path) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| workspace::index_path(root));
-    if args.out.is_none() {
-        crate::files::refuse_links_below(root, &out)?;
-    }
+    // The repository's own index is written through no link; a file the user named, where
+    // they said.
+    let place = match args.out {
+        None => crate::files::write::Place::Below(root),
+        Some(_) => crate::files::write::Place::Named,
+    };
+    crate::files::write::check(place, &out)
+        .with_context(|| format!("cannot write index {}", out.display()))?;
     // Read before the long work: a file that cannot be updated stops everything. The index is
     // read again under its lock when the new one is written.
     check_previous(&out, args.update)?;
@@ -97,7 +102,7 @@ pub(super) fn run_repo(args: &TrainArgs, root: &Path) -> Result<ExitCode> {
     };
     // Under the index's lock, from the index as it is now: labels another process (the editor)
     // recorded while the repository was read are kept.
-    let (summary, _) = crate::labels::update(&out, |current| {
+    let (summary, _) = crate::labels::update(place, &out, |current| {
         let previous = previous_under_lock(current)?;
         let plan = IndexPlan {
             settings,

@@ -19,7 +19,8 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> 
     };
     let tests: Vec<serde_json::Value> = report
         .entries()
-        .map(|(test, verdict, runner)| {
+        .zip(report.commands())
+        .map(|((test, verdict, runner), command)| {
             json!({
                 "path": test.path,
                 "line": test.line,
@@ -30,6 +31,8 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> 
                 "score": test.score,
                 "predicted_category": test.predicted,
                 "runner": runner,
+                "command": command.map(|(command, _)| command),
+                "command_from": command.map(|(_, origin)| origin),
                 "verdict": verdict.verdict,
                 "category": verdict.category,
                 "category_from": verdict.category_from,

@@ -15,6 +15,7 @@ use super::choose::ChosenTest;
 use super::compare::Comparison;
 use super::engine::{Confirmation, Settings};
 use super::record::Recorded;
+use super::runner::CommandOrigin;
 use super::verdict::{self, CategoryFrom, TestVerdict, Verdict};
 use crate::check::{Changes, Format};
 
@@ -40,6 +41,11 @@ impl Report<'_> {
             .zip(&self.confirmation.verdicts)
             .zip(&self.confirmation.runners)
             .map(|((test, verdict), runner)| (test, verdict, *runner))
+    }
+
+    /// The command each test of [`Report::entries`] was run with, and where it came from.
+    fn commands(&self) -> impl Iterator<Item = Option<&(String, CommandOrigin)>> {
+        self.confirmation.commands.iter().map(Option::as_ref)
     }
 
     pub fn count(&self, wanted: Verdict) -> usize {

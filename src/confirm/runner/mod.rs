@@ -65,7 +65,73 @@ pub struct Runner {
     pub root: PathBuf,
 }
 
+/// Where the command a runner starts comes from: `confirm` shows it, and the editor asks before
+/// running one the repository chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommandOrigin {
+    /// The repository's `flakesense.toml` (`[confirm]`): a command, a launcher or a class path.
+    Settings,
+    /// The repository's virtual environment (`.venv/bin/python`).
+    VirtualEnvironment,
+    /// The project's own wrapper script (`gradlew`).
+    ProjectWrapper,
+    /// flakesense's default for the project's build files (`cargo`, `python3`, `mvn`, `gradle`).
+    Default,
+}
+
+impl CommandOrigin {
+    /// How the origin is named to the user: "the repository's settings (`flakesense.toml [confirm]`)", ...
+    pub fn describe(self) -> &'static str {
+        match self {
+            CommandOrigin::Settings => "the repository's settings (flakesense.toml [confirm])",
+            CommandOrigin::VirtualEnvironment => "the repository's virtual environment",
+            CommandOrigin::ProjectWrapper => "the repository's Gradle wrapper",
+            CommandOrigin::Default => "flakesense's default",
+        }
+    }
+
+    /// Whether the repository chose the program: what someone who cloned it has not vetted.
+    pub fn from_repository(self) -> bool {
+        self != CommandOrigin::Default
+    }
+}
+
 impl Runner {
+    /// The command the runner starts, as a person would type it (the tests left out), and where
+    /// it comes from.
+    pub fn command(&self) -> (String, CommandOrigin) {
+        let shown = |program: &Path| program.display().to_string();
+        match &self.kind {
+            RunnerKind::Cargo => ("cargo test".to_string(), CommandOrigin::Default),
+            RunnerKind::Nextest => ("cargo nextest run".to_string(), CommandOrigin::Default),
+            RunnerKind::Pytest { python } => (
+                format!("{} -m pytest", shown(python)),
+                if python != Path::new("python3") {
+                    CommandOrigin::VirtualEnvironment
+                } else {
+                    CommandOrigin::Default
+                },
+            ),
+            RunnerKind::Maven => ("mvn test".to_string(), CommandOrigin::Default),
+            RunnerKind::Gradle { program } => (
+                format!("{} test", shown(program)),
+                if program != Path::new("gradle") {
+                    CommandOrigin::ProjectWrapper
+                } else {
+                    CommandOrigin::Default
+                },
+            ),
+            RunnerKind::JunitConsole { launcher, .. } => (
+                format!("java -jar {}", shown(launcher)),
+                CommandOrigin::Settings,
+            ),
+            RunnerKind::Command { template } => {
+                (format!("sh -c {template:?}"), CommandOrigin::Settings)
+            }
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self.kind {
             RunnerKind::Cargo => "cargo test",
@@ -171,8 +237,8 @@ pub fn detect(
     match language {
         Language::Rust => {
             let root = nearest(directory, workspace_root, |directory| {
-                std::fs::read_to_string(directory.join("Cargo.toml"))
-                    .is_ok_and(|manifest| manifest.contains("[package]"))
+                crate::files::read_regular(&directory.join("Cargo.toml"), 16 << 20)
+                    .is_ok_and(|manifest| String::from_utf8_lossy(&manifest).contains("[package]"))
             });
             let Some(root) = root else {
                 bail!(

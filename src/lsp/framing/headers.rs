@@ -50,13 +50,21 @@ pub(super) fn parse_headers(bytes: &[u8]) -> Headers {
         if name.eq_ignore_ascii_case(b"content-length") {
             let value = String::from_utf8_lossy(value);
             let value = value.trim();
-            length = Some(
-                value
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|_| value.bytes().all(|byte| byte.is_ascii_digit()))
-                    .ok_or_else(|| format!("invalid Content-Length `{}`", value.escape_debug())),
-            );
+            let parsed = value
+                .parse::<usize>()
+                .ok()
+                .filter(|_| value.bytes().all(|byte| byte.is_ascii_digit()))
+                .ok_or_else(|| format!("invalid Content-Length `{}`", value.escape_debug()));
+            // Two lengths that differ leave the body's end unknown: the body is then read as far
+            // as its JSON goes, so the message after it is not swallowed.
+            length = Some(match (length, parsed) {
+                (None, parsed) => parsed,
+                (Some(Ok(first)), Ok(second)) if first == second => Ok(first),
+                (Some(Ok(first)), Ok(second)) => Err(format!(
+                    "two Content-Length headers that differ ({first} and {second})"
+                )),
+                (Some(Err(problem)), _) | (Some(Ok(_)), Err(problem)) => Err(problem),
+            });
         }
     }
 }

@@ -26,17 +26,21 @@ pub(super) fn classify(body: Vec<u8>) -> Frame {
             return rejected(reason, id, PARSE_ERROR);
         }
     };
-    let value = match serde_json::from_str::<Value>(text) {
-        Ok(value) => value,
+    let (value, body) = match serde_json::from_str::<Value>(text) {
+        Ok(value) => (value, body),
         Err(error) => {
-            let reason = format!("malformed JSON: {error}");
-            // A lone surrogate escape (`"\ud800"`) is the only error that leaves the rest of the
-            // message readable: read the id of the message with the escapes replaced.
-            let id = serde_json::from_str::<Value>(&without_surrogate_escapes(text))
-                .ok()
-                .as_ref()
-                .and_then(request_id);
-            return rejected(reason, id, PARSE_ERROR);
+            // A lone surrogate escape (`"\ud800"`, which an editor sends for half of an emoji) is
+            // JSON no UTF-8 string can hold: it becomes U+FFFD, one UTF-16 code unit as the
+            // surrogate was, so the positions of later edits stay right and the server's text
+            // stays the client's, but for that character.
+            let repaired = without_lone_surrogates(text);
+            match serde_json::from_str::<Value>(&repaired) {
+                Ok(value) => (value, repaired.into_bytes()),
+                Err(_) => {
+                    let reason = format!("malformed JSON: {error}");
+                    return rejected(reason, top_level_id(text), PARSE_ERROR);
+                }
+            }
         }
     };
     match &value {
@@ -115,23 +119,39 @@ pub fn method_of(body: &[u8]) -> Option<String> {
         .map(|method| method.into_owned())
 }
 
-/// `text` with every surrogate `\uXXXX` escape replaced by U+FFFD's.
-fn without_surrogate_escapes(text: &str) -> String {
+/// `text` with every lone surrogate `\uXXXX` escape replaced by U+FFFD's; a high surrogate
+/// followed by a low one (a character outside the BMP) is kept.
+fn without_lone_surrogates(text: &str) -> String {
     let bytes = text.as_bytes();
+    let escape_at = |at: usize| -> Option<u16> {
+        if bytes.get(at) != Some(&b'\\') || bytes.get(at + 1) != Some(&b'u') {
+            return None;
+        }
+        let hex = std::str::from_utf8(bytes.get(at + 2..at + 6)?).ok()?;
+        u16::from_str_radix(hex, 16).ok()
+    };
+    let high = |code: u16| (0xd800..=0xdbff).contains(&code);
+    let low = |code: u16| (0xdc00..=0xdfff).contains(&code);
     let mut repaired = String::with_capacity(text.len());
     let mut at = 0;
     while at < bytes.len() {
-        if bytes[at] == b'\\' && bytes.get(at + 1) == Some(&b'u') && at + 6 <= bytes.len() {
-            let code = std::str::from_utf8(&bytes[at + 2..at + 6])
-                .ok()
-                .and_then(|hex| u16::from_str_radix(hex, 16).ok());
-            if code.is_some_and(|code| (0xd800..=0xdfff).contains(&code)) {
+        if bytes[at] == b'\\' && bytes.get(at + 1) == Some(&b'\\') {
+            // An escaped backslash: the `u` after it is no escape.
+            repaired.push_str("\\\\");
+            at += 2;
+            continue;
+        }
+        if let Some(code) = escape_at(at) {
+            if high(code) && escape_at(at + 6).is_some_and(low) {
+                repaired.push_str(&text[at..at + 12]);
+                at += 12;
+            } else if high(code) || low(code) {
                 repaired.push_str("\\ufffd");
                 at += 6;
-                continue;
+            } else {
+                repaired.push_str(&text[at..at + 6]);
+                at += 6;
             }
-            repaired.push_str(&text[at..at + 2]);
-            at += 2;
             continue;
         }
         let width = text[at..].chars().next().map_or(1, char::len_utf8);
@@ -139,4 +159,45 @@ fn without_surrogate_escapes(text: &str) -> String {
         at += width;
     }
     repaired
+}
+
+/// The id of a request in a body that is not valid JSON, read leniently: the value of an `"id"`
+/// key of the outermost object (a number or a string without escapes), as far as the body goes.
+/// A reply to it lets the client give up waiting; an id inside `params` is never taken.
+fn top_level_id(text: &str) -> Option<Value> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let start = at + 1;
+                let mut end = start;
+                while end < bytes.len() && bytes[end] != b'"' {
+                    end += if bytes[end] == b'\\' { 2 } else { 1 };
+                }
+                let key = bytes.get(start..end)?;
+                at = end + 1;
+                let value = || {
+                    let rest = text.get(at..)?.trim_start().strip_prefix(':')?.trim_start();
+                    let value_end = rest
+                        .find(|c: char| matches!(c, ',' | '}') || c.is_whitespace())
+                        .unwrap_or(rest.len());
+                    serde_json::from_str::<Value>(&rest[..value_end]).ok()
+                };
+                if depth == 1
+                    && key == b"id"
+                    && let Some(value) = value()
+                {
+                    return request_id(&json!({"method": "", "id": value}));
+                }
+                continue;
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    None
 }

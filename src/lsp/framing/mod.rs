@@ -9,7 +9,8 @@
 //!
 //! Ids: JSON-RPC asks for a reply with a `null` id when the id cannot be read, but an LSP client
 //! matches replies to its requests by id and has nothing to match a `null` to, so a message
-//! whose id is unknown is only logged.
+//! whose id is unknown is only logged. The id of broken JSON is read as far as the body goes.
+//! Two `Content-Length` headers that differ leave the body's end to its JSON.
 
 mod headers;
 pub mod json_rpc;

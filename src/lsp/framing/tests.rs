@@ -82,15 +82,23 @@ fn good_messages_pass_whole_whatever_the_reads() {
 fn each_malformed_body_is_answered_when_its_id_is_known() {
     // A body, and the (id, code) of each error reply it is owed.
     type Case<'a> = (&'a [u8], Vec<(Value, i64)>);
-    let cases: [Case; 7] = [
-        (br#"{"jsonrpc":"2.0","id":1,"method":"#, vec![]),
+    let cases: [Case; 8] = [
+        // Malformed JSON: the id read as far as the body goes, never one inside `params`.
+        (
+            br#"{"jsonrpc":"2.0","id":1,"method":"#,
+            vec![(json!(1), PARSE_ERROR)],
+        ),
+        (
+            br#"{"jsonrpc":"2.0","method":"id","params":{"id":7},"id":"eight",}"#,
+            vec![(json!("eight"), PARSE_ERROR)],
+        ),
+        (
+            br#"{"jsonrpc":"2.0","method":"x","params":{"id":7},"#,
+            vec![],
+        ),
         (
             b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\xff\"}",
             vec![(json!(2), PARSE_ERROR)],
-        ),
-        (
-            br#"{"jsonrpc":"2.0","id":3,"method":"hover","params":{"a":"\ud800"}}"#,
-            vec![(json!(3), PARSE_ERROR)],
         ),
         (
             br#"[{"jsonrpc":"2.0","id":4,"method":"a"},{"jsonrpc":"2.0","method":"b"}]"#,
@@ -112,6 +120,32 @@ fn each_malformed_body_is_answered_when_its_id_is_known() {
         assert!(is_shutdown(&frames[1]), "{frames:?}");
         assert_eq!(left, None);
     }
+}
+
+#[test]
+fn lone_surrogates_become_replacement_characters_and_pairs_stay() {
+    let body = br#"{"jsonrpc":"2.0","id":3,"method":"hover","params":{"a":"\ud800x\\ud800\ud83d\ude00\udc00"}}"#;
+    let (frames, _) = decode_all(&frame(body));
+    let [Frame::Message { message, .. }] = &frames[..] else {
+        panic!("{frames:?}");
+    };
+    assert_eq!(message["params"]["a"], "\u{fffd}x\\ud800\u{1f600}\u{fffd}");
+}
+
+#[test]
+fn two_content_lengths_that_differ_swallow_nothing() {
+    let body = r#"{"jsonrpc":"2.0","id":5,"method":"hover"}"#;
+    let mut bytes = format!(
+        "Content-Length: {}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len(),
+        body.len() + SHUTDOWN.len() + 30
+    )
+    .into_bytes();
+    bytes.extend(framed(SHUTDOWN));
+    let (frames, _) = decode_all(&bytes);
+    assert_eq!(frames.len(), 2, "{frames:?}");
+    assert_eq!(replies(&frames[0]), vec![(json!(5), PARSE_ERROR)]);
+    assert!(is_shutdown(&frames[1]));
 }
 
 #[test]

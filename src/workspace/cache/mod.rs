@@ -15,7 +15,6 @@
 use std::collections::HashMap;
 use std::fs;
 use std::hash::{Hash, Hasher};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::UNIX_EPOCH;
@@ -56,6 +55,12 @@ struct Stored {
 /// `flakesense/prevalence-HASH` for one below it (a monorepo's `flakesense.toml` in a
 /// subdirectory). Elsewhere the user's cache directory, `flakesense/workspaces/NAME-HASH`.
 pub fn location(root: &Path) -> Option<PathBuf> {
+    place(root).map(|(_, path)| path)
+}
+
+/// [`location`], and the directory it is written below with no symbolic link from there down
+/// ([`crate::files::write::Place::Below`]): the git directory, or the user's cache directory.
+fn place(root: &Path) -> Option<(PathBuf, PathBuf)> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     if let Some((top, git_directory)) = git_directory(&root) {
         let relative = root.strip_prefix(&top).unwrap_or(Path::new(""));
@@ -67,7 +72,8 @@ pub fn location(root: &Path) -> Option<PathBuf> {
                 stable_hash(&relative.to_string_lossy())
             )
         };
-        return Some(git_directory.join("flakesense").join(name));
+        let path = git_directory.join("flakesense").join(name);
+        return Some((git_directory, path));
     }
     let name = root
         .file_name()
@@ -77,12 +83,12 @@ pub fn location(root: &Path) -> Option<PathBuf> {
         })
         .unwrap_or_default();
     let hash = stable_hash(&root.to_string_lossy());
-    Some(
-        user_cache_directory()?
-            .join("flakesense/workspaces")
-            .join(format!("{name}-{hash:016x}"))
-            .join("prevalence"),
-    )
+    let base = user_cache_directory()?;
+    let path = base
+        .join("flakesense/workspaces")
+        .join(format!("{name}-{hash:016x}"))
+        .join("prevalence");
+    Some((base, path))
 }
 
 /// The top of the git working tree holding `directory` and its git directory: `.git` itself, or
@@ -97,7 +103,12 @@ fn git_directory(directory: &Path) -> Option<(PathBuf, PathBuf)> {
         let named = String::from_utf8_lossy(&text);
         let named = named.trim().strip_prefix("gitdir:")?.trim();
         let named = top.join(named);
-        named.is_dir().then(|| (top.to_path_buf(), named))
+        // Only a git directory (it holds `HEAD`): a `.git` file naming any other directory
+        // would have the cache written there.
+        named
+            .join("HEAD")
+            .is_file()
+            .then(|| (top.to_path_buf(), named))
     })
 }
 
@@ -122,8 +133,9 @@ fn stable_hash(text: &str) -> u64 {
 
 /// The cached counts of one workspace, and the stamps of its Python surroundings.
 pub struct PrevalenceCache {
-    /// Where the cache is read from and written to; `None`: nowhere.
-    path: Option<PathBuf>,
+    /// Where the cache is read from and written to, and the directory it is written below;
+    /// `None`: nowhere.
+    path: Option<(PathBuf, PathBuf)>,
     files: HashMap<String, (FileKey, Prevalence)>,
     /// Per directory, the stamps of its pytest configuration and `conftest.py` files, with those
     /// of its parents up to the root.
@@ -135,10 +147,10 @@ impl PrevalenceCache {
     /// The cache of the workspace at `root`, kept at its [`location`]; empty when there is none
     /// or it cannot be used.
     pub fn read(root: &Path) -> PrevalenceCache {
-        let path = location(root);
+        let path = place(root);
         let files = path
-            .as_deref()
-            .and_then(read_stored)
+            .as_ref()
+            .and_then(|(_, path)| read_stored(path))
             .filter(|stored| stored.build == build_key() && stored.root == root_text(root))
             .map(|stored| {
                 stored
@@ -199,7 +211,7 @@ impl PrevalenceCache {
     /// Writes the counts of this run's files (and only those: files deleted or renamed since
     /// drop out) atomically. Failing to write is not an error: the next run counts again.
     pub fn write(&self, files: &[(String, FileKey, Prevalence)]) {
-        let Some(path) = &self.path else {
+        let Some((base, path)) = &self.path else {
             return;
         };
         let stored = Stored {
@@ -210,7 +222,7 @@ impl PrevalenceCache {
                 .map(|(relative, key, prevalence)| (relative.clone(), *key, prevalence.counts()))
                 .collect(),
         };
-        let _ = write_stored(path, &stored);
+        let _ = write_stored(base, path, &stored);
     }
 
     fn directory_stamps(&self, directory: &Path) -> u64 {
@@ -272,39 +284,18 @@ fn build_key() -> u64 {
 }
 
 fn read_stored(path: &Path) -> Option<Stored> {
-    let metadata = fs::metadata(path).ok()?;
-    if !metadata.is_file() || metadata.len() > MAX_CACHE_BYTES {
-        return None;
-    }
-    let bytes = fs::read(path).ok()?;
+    let bytes = crate::files::read_regular(path, MAX_CACHE_BYTES).ok()?;
     let payload = bytes.strip_prefix(MAGIC)?;
     let limit = bincode::config::standard().with_limit::<{ 4 * MAX_CACHE_BYTES as usize }>();
     let (stored, read) = bincode::serde::decode_from_slice::<Stored, _>(payload, limit).ok()?;
     (read == payload.len()).then_some(stored)
 }
 
-fn write_stored(path: &Path, stored: &Stored) -> std::io::Result<()> {
-    let directory = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(directory)?;
+fn write_stored(base: &Path, path: &Path, stored: &Stored) -> std::io::Result<()> {
     let mut bytes = MAGIC.to_vec();
     bincode::serde::encode_into_std_write(stored, &mut bytes, bincode::config::standard())
         .map_err(std::io::Error::other)?;
-    // A name of this process and write: concurrent runs never write the same temporary file.
-    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let temporary = directory.join(format!(
-        ".prevalence.{}.{}.tmp",
-        std::process::id(),
-        WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    let written = (|| {
-        let mut file = fs::File::create(&temporary)?;
-        file.write_all(&bytes)?;
-        fs::rename(&temporary, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temporary);
-    }
-    written
+    crate::files::write::write_atomically(crate::files::write::Place::Below(base), path, &bytes)
 }
 
 #[cfg(test)]

@@ -102,6 +102,22 @@ fn a_cache_lives_in_the_git_directory_of_its_working_tree_or_the_users_cache() {
     let worktree = worktree.path().canonicalize().unwrap();
     fs::create_dir_all(top.join(".git/worktrees/feature")).unwrap();
     fs::write(
+        top.join(".git/worktrees/feature/HEAD"),
+        "ref: refs/heads/feature\n",
+    )
+    .unwrap();
+    // A `.git` file naming a directory that is no git directory names no cache.
+    fs::write(
+        worktree.join(".git"),
+        format!("gitdir: {}\n", top.join("services").display()),
+    )
+    .unwrap();
+    assert!(
+        location(&worktree).is_none_or(|path| !path.starts_with(top.join("services"))),
+        "{:?}",
+        location(&worktree)
+    );
+    fs::write(
         worktree.join(".git"),
         format!("gitdir: {}\n", top.join(".git/worktrees/feature").display()),
     )

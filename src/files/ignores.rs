@@ -1,0 +1,127 @@
+//! The ignore files a walk honours (`.ignore`, `.gitignore`, git's `info/exclude`), read by
+//! flakesense itself and only from regular files: the walking crate would open a FIFO named
+//! `.gitignore` and wait for a writer forever.
+//!
+//! The precedence is the walking crate's: a match in a `.ignore` (the nearest directory first)
+//! decides before any `.gitignore`; `.gitignore` files count up to the directory holding `.git`,
+//! whose `info/exclude` comes last.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+/// No ignore file comes near this; a larger one is refused like a device.
+const MAX_IGNORE_BYTES: u64 = 4 << 20;
+
+/// The ignore files of one directory.
+struct Directory {
+    ignore: Gitignore,
+    gitignore: Gitignore,
+    /// The directory holds `.git`: `.gitignore` files above it do not count.
+    has_git: bool,
+    exclude: Gitignore,
+}
+
+/// The ignore files of the directories a walk meets, each read once; and the ones refused.
+pub struct Ignores {
+    /// The directory relative paths start from.
+    current: PathBuf,
+    directories: Mutex<HashMap<PathBuf, Arc<Directory>>>,
+    refused: Mutex<Vec<(PathBuf, String)>>,
+}
+
+impl Ignores {
+    pub fn new() -> Ignores {
+        Ignores {
+            current: std::env::current_dir().unwrap_or_default(),
+            directories: Mutex::default(),
+            refused: Mutex::default(),
+        }
+    }
+
+    /// Whether the ignore files of `path`'s directories leave it out.
+    pub fn ignored(&self, path: &Path, is_dir: bool) -> bool {
+        // Absolute and without `.` parts, as the matchers' roots are.
+        let path: PathBuf = self.current.join(path).components().collect();
+        let chain: Vec<Arc<Directory>> = path
+            .ancestors()
+            .skip(1)
+            .map(|directory| self.directory(directory))
+            .collect();
+        let decided = |matched: Match<&ignore::gitignore::Glob>| match matched {
+            Match::None => None,
+            Match::Ignore(_) => Some(true),
+            Match::Whitelist(_) => Some(false),
+        };
+        if let Some(ignored) = chain
+            .iter()
+            .find_map(|directory| decided(directory.ignore.matched(&path, is_dir)))
+        {
+            return ignored;
+        }
+        for directory in &chain {
+            if let Some(ignored) = decided(directory.gitignore.matched(&path, is_dir)) {
+                return ignored;
+            }
+            if directory.has_git {
+                return decided(directory.exclude.matched(&path, is_dir)).unwrap_or(false);
+            }
+        }
+        false
+    }
+
+    /// The ignore files that were not regular files, with what they were instead.
+    pub fn take_refused(&self) -> Vec<(PathBuf, String)> {
+        std::mem::take(&mut *lock(&self.refused))
+    }
+
+    fn directory(&self, directory: &Path) -> Arc<Directory> {
+        if let Some(read) = lock(&self.directories).get(directory) {
+            return read.clone();
+        }
+        let dot_git = directory.join(".git");
+        let has_git = dot_git.exists();
+        let read = Arc::new(Directory {
+            ignore: self.matcher(directory, &directory.join(".ignore")),
+            gitignore: self.matcher(directory, &directory.join(".gitignore")),
+            has_git,
+            exclude: if dot_git.is_dir() {
+                self.matcher(directory, &dot_git.join("info/exclude"))
+            } else {
+                Gitignore::empty()
+            },
+        });
+        lock(&self.directories).insert(directory.to_path_buf(), read.clone());
+        read
+    }
+
+    /// The patterns of the ignore file at `file`, for paths below `directory`.
+    fn matcher(&self, directory: &Path, file: &Path) -> Gitignore {
+        // A missing file, the common case, costs one failed `lstat`-like call.
+        if std::fs::symlink_metadata(file).is_err() {
+            return Gitignore::empty();
+        }
+        let bytes = match super::read_regular(file, MAX_IGNORE_BYTES) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                lock(&self.refused).push((file.to_path_buf(), error.to_string()));
+                return Gitignore::empty();
+            }
+        };
+        let mut builder = GitignoreBuilder::new(directory);
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            // A line that is no valid pattern is passed over, as git passes it over.
+            let _ = builder.add_line(Some(file.to_path_buf()), line);
+        }
+        builder.build().unwrap_or_else(|_| Gitignore::empty())
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
