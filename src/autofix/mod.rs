@@ -27,7 +27,7 @@ pub use entry::{FixEntry, FixKind, Form};
 use crate::analysis::{self, ReadTests, Surroundings};
 use crate::extract::{self, TestMethod};
 use crate::language::Language;
-use crate::signals::catalogue::{self, Catalogue};
+use crate::signals::catalogue;
 use crate::signals::{MechanismHit, Place};
 use syntax::Site;
 
@@ -250,12 +250,6 @@ fn assertions(language: Language, code: &str) -> usize {
     pattern.find_iter(code).count()
 }
 
-/// The catalogue a fix entry belongs to, for tests.
-pub fn fixes_of(language: Language) -> &'static [FixEntry] {
-    let catalogue: &'static Catalogue = catalogue::catalogue(language);
-    &catalogue.fixes
-}
-
 /// A unified diff of a file and its fixed text, as `git diff` shows it (`a/` and `b/` paths).
 pub fn unified_diff(path: &str, before: &str, after: &str) -> String {
     similar::TextDiff::from_lines(before, after)
@@ -281,4 +275,68 @@ pub fn write_file(path: &Path, text: &str) -> Result<()> {
         .persist(path)
         .with_context(|| format!("cannot replace {}", path.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AFTER_SLEEP: &str = "class T {
+    @Test
+    void t() throws Exception {
+        List<Integer> received = new CopyOnWriteArrayList<>();
+        executor.submit(() -> received.add(1));
+        Thread.sleep(100);
+        assertEquals(1, received.size());
+    }
+}
+";
+
+    fn offered(source: &str) -> Vec<Fix> {
+        offer(
+            Language::Java,
+            "T.java",
+            source,
+            &Surroundings::default(),
+            &|_| true,
+        )
+    }
+
+    #[test]
+    fn a_fix_is_offered_on_the_tests_own_code_and_its_edit_parses() {
+        let fixes = offered(AFTER_SLEEP);
+        assert_eq!(fixes.len(), 1);
+        assert_eq!(fixes[0].kind, FixKind::ConditionWait);
+        let fixed = fixes[0].apply(AFTER_SLEEP);
+        assert!(!fixed.contains("Thread.sleep(100);"), "{fixed}");
+        assert!(
+            fixed
+                .contains("            try {\n                assertEquals(1, received.size());\n"),
+            "{fixed}"
+        );
+    }
+
+    #[test]
+    fn no_fix_for_a_test_not_warned_a_broken_file_or_a_sleep_in_a_helper() {
+        assert!(
+            offer(
+                Language::Java,
+                "T.java",
+                AFTER_SLEEP,
+                &Surroundings::default(),
+                &|_| false
+            )
+            .is_empty()
+        );
+        let broken = AFTER_SLEEP.replace("received.size());", "received.size();");
+        assert!(offered(&broken).is_empty());
+        // The sleep lives in a helper other tests call too: not the test's own code.
+        let helper = AFTER_SLEEP
+            .replace("Thread.sleep(100);", "pause();")
+            .replace(
+                "\n}\n",
+                "\n    void pause() throws Exception { Thread.sleep(100); }\n}\n",
+            );
+        assert!(offered(&helper).is_empty());
+    }
 }

@@ -294,3 +294,41 @@ fn literal(language: Language, value: f64, float: bool) -> Option<String> {
         _ => grouped,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thirty_seconds_are_written_in_the_unit_and_type_of_the_wait() {
+        // `latch.await(500, TimeUnit.NANOSECONDS)` takes a long: an int literal would not compile.
+        let nanos = GENEROUS_MS / unit_named("TimeUnit.NANOSECONDS").unwrap();
+        assert_eq!(
+            literal(Language::Java, nanos, false).as_deref(),
+            Some("30_000_000_000L")
+        );
+        let millis = GENEROUS_MS / unit_named("Duration.ofMillis(N)").unwrap();
+        assert_eq!(
+            literal(Language::Java, millis, false).as_deref(),
+            Some("30_000")
+        );
+        let seconds = GENEROUS_MS / unit_named("std::time::Duration::from_secs(N)").unwrap();
+        assert_eq!(
+            literal(Language::Rust, seconds, false).as_deref(),
+            Some("30")
+        );
+        assert_eq!(
+            literal(Language::Rust, seconds, true).as_deref(),
+            Some("30.0")
+        );
+        assert_eq!(
+            literal(Language::Python, seconds, true).as_deref(),
+            Some("30.0")
+        );
+        // `MILLISECONDS` holds "SECONDS": the finer unit is read first.
+        assert_eq!(unit_named("MILLISECONDS"), Some(1.0));
+        assert_eq!(unit_named("from_micros"), Some(1e-3));
+        // Less than one of the unit cannot be written as a whole number.
+        assert_eq!(literal(Language::Java, 0.5, false), None);
+    }
+}

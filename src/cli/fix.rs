@@ -40,8 +40,8 @@ enum Format {
     Json,
 }
 
-/// At most this many fixes are made one after the other in a file (each reads it again).
-const MAX_FIXES_PER_FILE: usize = 32;
+/// At most this many fixes are made one after the other in a test (one per mechanism).
+const MAX_FIXES_PER_TEST: usize = 8;
 
 /// The fixes of one file.
 struct FileFixes {
@@ -188,19 +188,23 @@ fn fix_file(
     let file = files::read_source(absolute)
         .map_err(|reason| anyhow::anyhow!("cannot fix {display}: {reason}"))?;
     let path = findings[0].path.clone();
-    let ids: HashSet<&str> = findings.iter().map(|finding| finding.id.as_str()).collect();
     let surroundings = reader.for_file(file.language, absolute);
     let mut text = file.text.clone();
     let mut fixes: Vec<Fix> = Vec::new();
-    while fixes.len() < MAX_FIXES_PER_FILE {
-        let offered = autofix::offer(file.language, &path, &text, &surroundings, &|id| {
-            ids.contains(id)
-        });
-        let Some(fix) = offered.into_iter().next() else {
-            break;
-        };
-        text = fix.apply(&text);
-        fixes.push(fix);
+    // Test by test, each fix on the text the last one left: a fix reads the file again to check
+    // itself, so offering one test's fixes at a time keeps the work linear in the warnings.
+    for finding in findings {
+        let id = finding.id.as_str();
+        for _ in 0..MAX_FIXES_PER_TEST {
+            let offered = autofix::offer(file.language, &path, &text, &surroundings, &|other| {
+                other == id
+            });
+            let Some(fix) = offered.into_iter().next() else {
+                break;
+            };
+            text = fix.apply(&text);
+            fixes.push(fix);
+        }
     }
     Ok(FileFixes {
         display: display.to_string(),
