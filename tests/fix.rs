@@ -81,6 +81,8 @@ fn the_diff_offers_each_kind_of_fix_and_writes_nothing() {
         ("test_waits_tightly", "generous-wait"),
         ("test_binds_a_fixed_port", "ephemeral-port"),
         ("test_sets_an_environment_variable", "restore-state"),
+        // The fixture it already asks for, not a second one.
+        ("test_sets_a_variable_beside_monkeypatch", "restore-state"),
         ("receives_after_sleep", "condition-wait"),
         ("waits_tightly", "generous-wait"),
         ("binds_a_fixed_port", "ephemeral-port"),
@@ -89,8 +91,9 @@ fn the_diff_offers_each_kind_of_fix_and_writes_nothing() {
     .map(|(name, kind)| (name.to_string(), kind.to_string()))
     .collect();
     assert_eq!(offered, expected);
-    // A value read into a variable before the assertion: waiting on the assertion would not
-    // read it again, so the hint stays words.
+    // A value read into a variable before the assertion (waiting on the assertion would not
+    // read it again), or an assertion that something has not happened (which holds at once):
+    // the hint stays words.
     let unfixed: BTreeSet<&str> = report["unfixed"]
         .as_array()
         .expect("a list of warnings without a fix")
@@ -102,6 +105,7 @@ fn the_diff_offers_each_kind_of_fix_and_writes_nothing() {
         BTreeSet::from([
             "fixes.FixesTest#readsBeforeAsserting",
             "tests/test_fixes.py::test_reads_before_asserting",
+            "tests/test_fixes.py::test_calls_nothing_back_early",
             "tests/fixes.rs::reads_before_asserting",
         ])
     );
@@ -127,7 +131,7 @@ fn applied_fixes_compile_and_cure_their_warnings() {
     let (code, _, stderr) = fix(project.path(), &["."]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stderr.contains("fixed 11 of 14 warnings in 3 files"),
+        stderr.contains("fixed 12 of 16 warnings in 3 files"),
         "{stderr}"
     );
 
@@ -202,6 +206,7 @@ fn applied_fixes_compile_and_cure_their_warnings() {
         BTreeSet::from([
             "fixes.FixesTest#readsBeforeAsserting",
             "tests/test_fixes.py::test_reads_before_asserting",
+            "tests/test_fixes.py::test_calls_nothing_back_early",
             "tests/fixes.rs::reads_before_asserting",
         ])
     );

@@ -167,9 +167,19 @@ fn ask_for_monkeypatch(site: &Site<'_>, function: Node<'_>) -> Option<Vec<Edit>>
     let parameters = function.child_by_field_name("parameters")?;
     let mut cursor = parameters.walk();
     let named: Vec<Node<'_>> = parameters.named_children(&mut cursor).collect();
+    // A parameter's name, whatever its annotation or default (`monkeypatch: MonkeyPatch`).
+    let name_of = |parameter: &Node<'_>| -> String {
+        let name = match parameter.kind() {
+            "identifier" => Some(*parameter),
+            _ => parameter
+                .child_by_field_name("name")
+                .or_else(|| parameter.named_child(0)),
+        };
+        name.map_or_else(String::new, |name| site.text(name).to_string())
+    };
     if named
         .iter()
-        .any(|parameter| site.text(*parameter) == "monkeypatch")
+        .any(|parameter| name_of(parameter) == "monkeypatch")
     {
         return Some(Vec::new());
     }

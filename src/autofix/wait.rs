@@ -29,6 +29,11 @@ pub(super) fn condition_wait(
     if site.language == Language::Java && site.text(statement).starts_with("verify") {
         return None;
     }
+    // After a sleep, an assertion that something has not happened (yet) holds at once when
+    // waited for: the test would stop waiting at all.
+    if asserts_an_absence(site.text(statement)) {
+        return None;
+    }
     let mut edits = Vec::new();
     if let Some(wait) = mechanism.parts.iter().find(|part| part.role == "wait") {
         // The sleep goes, and the assertion right after it waits instead: with other code
@@ -76,6 +81,38 @@ pub(super) fn condition_wait(
     });
     edits.extend(missing_imports(site, imports)?);
     Some(edits)
+}
+
+/// Whether an assertion says that something is not there or did not happen: `assertFalse`,
+/// `assert not`, `assert!(!done)`, `assertNull`, `isEmpty()`, a count of 0, `None`.
+fn asserts_an_absence(assertion: &str) -> bool {
+    static ABSENCE: OnceLock<Regex> = OnceLock::new();
+    let absence = ABSENCE.get_or_init(|| {
+        Regex::new(
+            r#"(?x)
+            \b(assertFalse|assertNull|assertIsNone|assertNotIn|assertNotEqual|assertNotEquals
+               |isFalse|isNull|isEmpty|isZero|is_none|is_empty|never|verifyNoInteractions
+               |verifyNoMoreInteractions|assert_not_called)\b
+            | \bnot\b
+            | ![^=]
+            | (==|,|\()\s*(0|0L|None|null|false|False|\[\]|\{\}|\(\)|""|Vec::new\(\))\s*(\)|,|;|$)
+            "#,
+        )
+        .expect("a valid pattern")
+    });
+    static STRING: OnceLock<Regex> = OnceLock::new();
+    let string = STRING.get_or_init(|| {
+        Regex::new(r#""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'"#).expect("a valid pattern")
+    });
+    // What a message says is not what is asserted.
+    let assertion = string.replace_all(assertion, "\"text\"");
+    // A Rust macro's own `!` is no negation.
+    let assertion = assertion.trim_start();
+    let assertion = match assertion.split_once("!(") {
+        Some((name, rest)) if name.chars().all(|c| c.is_alphanumeric() || c == '_') => rest,
+        _ => assertion,
+    };
+    absence.is_match(assertion)
 }
 
 /// Whether `statement` is `part` alone: nothing but an `await`, a `.await` and a semicolon
@@ -298,6 +335,33 @@ fn literal(language: Language, value: f64, float: bool) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_assertion_that_something_did_not_happen_is_no_condition_to_wait_for() {
+        for absent in [
+            "assertFalse(called.get());",
+            "assertEquals(0, counter.get());",
+            "assertThat(received).isEmpty();",
+            "assert not done.is_set()",
+            "assert calls == []",
+            "self.assertIsNone(result)",
+            "assert!(!passed.load(Ordering::SeqCst));",
+            "assert_eq!(ctx.tasks(), 0);",
+            "assert!(queue.is_empty());",
+        ] {
+            assert!(asserts_an_absence(absent), "{absent}");
+        }
+        for present in [
+            "assertEquals(1, received.size());",
+            "assertTrue(refreshed.get(), \"not refreshed\");",
+            "assert received == [1]",
+            "assert!(done.load(Ordering::SeqCst));",
+            "assert_eq!(ctx.tasks(), 10);",
+            "assert count != 3",
+        ] {
+            assert!(!asserts_an_absence(present), "{present}");
+        }
+    }
 
     #[test]
     fn thirty_seconds_are_written_in_the_unit_and_type_of_the_wait() {
