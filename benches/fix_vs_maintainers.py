@@ -26,7 +26,8 @@ tree-sitter-rust`).
      read over the lines they changed inside the test and the functions our fix edits; when
      those lines name no kind, over their whole change of the test's file; when that names none,
      over every file of the commit (the level is listed, "test", "file", "commit"). A change can
-     have several kinds; "same kind" means ours is among them. The kinds:
+     have several kinds, and so can ours (a test can get several fixes); "same kind" means one of
+     ours is among theirs. The kinds:
        condition-wait  added lines wait on a condition: Awaitility `await()`/`.until(`,
                        wait_until/waitFor/wait_for, eventually, a latch, `.join(`, a polling loop
                        (a loop and a sleep both added), retry/poll helpers;
@@ -40,8 +41,11 @@ tree-sitter-rust`).
        other           none of these.
 2. Every offered fix parses. On every snapshot as shipped (no overlays), `flakesense fix
    --format json` applies every fix; each changed file is then parsed without flakesense (Python:
-   `ast.parse`; Java, Rust: tree-sitter, `root_node.has_error`) and its assertions counted before
-   and after (`ASSERT` below); a count that falls is a removed assertion.
+   `ast.parse`, and also `compile`, which refuses what the parser lets through: a duplicate
+   parameter, a `from __future__` import that is no longer first; Java, Rust: tree-sitter,
+   `root_node.has_error`) and its assertions counted before and after (`ASSERT` below); a count
+   that falls is a removed assertion. The same run compares the tests `check` warns about with
+   those `fix` reports (fixed or left unfixed), which part 1 reads as the warnings.
 
 Prints Markdown tables (per language) and, with -v, every compared fix (repo, test, our kind,
 theirs, same?).
@@ -349,8 +353,9 @@ def against_maintainers(binary, lang, repo, root):
                 if not mine:
                     rec["hint"] = next((u.get("hint") for u in out["unfixed"] if u["test"] == hit["id"]), None)
                     continue
-                rec["kind"] = mine[0]["kind"]
-                rec["fix"] = mine[0]["fix"]
+                # a test can get several fixes (two bounds raised, a restore and a bound): all are ours
+                rec["kind"] = "+".join(sorted({x["kind"] for x in mine}))
+                rec["fix"] = "+".join(sorted({x["fix"] for x in mine}))
                 compare(lang, rec, out["diffs"], theirs, before_dir, funcs, span)
         finally:
             put_back()
@@ -395,7 +400,7 @@ def judge_kind(rec):
         if kinds:
             rec["their_kinds"], rec["their_level"] = sorted(kinds), level
             break
-    rec["same_kind"] = rec["kind"] in rec["their_kinds"]
+    rec["same_kind"] = any(k in rec["their_kinds"] for k in rec["kind"].split("+"))
 
 
 # --- part 2: apply every fix on the snapshot, parse ---------------------------------------------
@@ -407,6 +412,18 @@ def parses(lang, text):
         except (SyntaxError, ValueError):
             return False
     return not ts_parser(lang).parse(text.encode("utf-8", "surrogateescape")).root_node.has_error
+
+
+def compiles(lang, text):
+    """Python only: what `ast.parse` lets through but the compiler refuses (a duplicate parameter, a
+    `from __future__` import after another statement); None for the other languages."""
+    if lang != "python":
+        return None
+    try:
+        compile(text, "<fixed>", "exec", dont_inherit=True)
+        return True
+    except (SyntaxError, ValueError):
+        return False
 
 
 def apply_all(binary, lang, snapshot, root):
@@ -423,6 +440,7 @@ def apply_all(binary, lang, snapshot, root):
         if old == new:
             continue
         files.append(dict(path=rel, parsed_before=parses(lang, old), parses=parses(lang, new),
+                          compiled_before=compiles(lang, old), compiles=compiles(lang, new),
                           asserts_before=len(ASSERT[lang].findall(old)), asserts_after=len(ASSERT[lang].findall(new)),
                           fixes=[x["test"] for x in out["fixes"] if norm(x["path"]) == rel]))
     return dict(offered=len(out["fixes"]), agree=agree, kinds=[x["kind"] for x in out["fixes"]], files=files)
@@ -546,9 +564,9 @@ def report(results, verbose):
             else:
                 print(f"| {r['repo']} | {t['commit'][:7]} | {t['test']} | no fix ({', '.join(t['mechanisms'])}) | | | |")
     print("\n## Every offered fix parses (each snapshot, every fix applied)\n")
-    print("| language | fixes offered | files changed | files that parse | rate | parsed before | "
-          "files with fewer assertions | fixes in them |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| language | fixes offered | tests fixed | files changed | files that parse | rate | parsed before | "
+          "compile (Python) | compiled before | files with fewer assertions | fixes in them |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     bad = []
     for lang in langs + ["all"]:
         apps = [(r["repo"], r["applied"]) for r in results if lang in (r["lang"], "all") and "applied" in r]
@@ -557,9 +575,17 @@ def report(results, verbose):
         fewer = [(repo, f) for repo, f in files if f["asserts_after"] < f["asserts_before"]]
         if lang != "all":
             bad += [(lang, repo, f, "does not parse") for repo, f in files if f["parsed_before"] and not f["parses"]]
+            bad += [(lang, repo, f, "parses but does not compile") for repo, f in files
+                    if f.get("compiled_before") and f["parses"] and f.get("compiles") is False]
             bad += [(lang, repo, f, f"assertions {f['asserts_before']} -> {f['asserts_after']}") for repo, f in fewer]
-        print(f"| {lang} | {sum(ap['offered'] for _, ap in apps)} | {len(files)} | {ok} | {pct(ok, len(files))} | "
-              f"{sum(f['parsed_before'] for _, f in files)} | {len(fewer)} | {sum(len(f['fixes']) for _, f in fewer)} |")
+        tests = len({(repo, t) for repo, f in files for t in f["fixes"]})
+        print(f"| {lang} | {sum(ap['offered'] for _, ap in apps)} | {tests} | {len(files)} | {ok} | {pct(ok, len(files))} | "
+              f"{sum(f['parsed_before'] for _, f in files)} | "
+              f"{sum(bool(f.get('compiles')) for _, f in files) if lang == 'python' else '-'} | "
+              f"{sum(bool(f.get('compiled_before')) for _, f in files) if lang == 'python' else '-'} | {len(fewer)} | {sum(len(f['fixes']) for _, f in fewer)} |")
+    agree = [r["applied"]["agree"] for r in results if "applied" in r]
+    print(f"\nOn the snapshots, `check` warns about {sum(x['check'] for x in agree)} tests, `fix` reports "
+          f"{sum(x['fix'] for x in agree)} (fixed or not), {sum(x['both'] for x in agree)} of them the same.\n")
     for lang, repo, f, why in bad:
         print(f"- {lang} {repo} {f['path']}: {why} ({', '.join(f['fixes'])})")
 
