@@ -164,9 +164,11 @@ pub fn run(args: FixArgs) -> Result<ExitCode> {
             }
             let count: usize = changed.iter().map(|file| file.fixes.len()).sum();
             eprintln!(
-                "{verb} {count} of {} warnings in {} files",
+                "{verb} {} of {} warned tests in {} files ({count} fix{})",
+                fixed_ids.len(),
                 warned.len(),
-                changed.len()
+                changed.len(),
+                if count == 1 { "" } else { "es" }
             );
         }
     }
