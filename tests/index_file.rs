@@ -226,7 +226,7 @@ fn section(bytes: &[u8], kind: u32) -> (usize, std::ops::Range<usize>) {
 
 /// The reason a load gives, once it is sure to be a corruption.
 fn corruption(bytes: &[u8]) -> String {
-    let error = load_bytes(bytes).err().expect("a crafted file is refused");
+    let error = load_bytes(bytes).expect_err("a crafted file is refused");
     assert!(error.is_corruption(), "{error}");
     error.to_string()
 }
