@@ -1,4 +1,5 @@
-//! Replays the fuzzer's corpus (`tests/fuzz-corpus/TARGET/`): every seed and every input that
+//! Replays the fuzzer's corpus (`tests/fuzz-corpus/TARGET/`) and the seeds the targets make:
+//! every seed and every input that
 //! once crashed, hung or ran slowly must now run to its end without a panic. Files named
 //! `open-*` are findings in code owned elsewhere (extraction, signals), kept for their owners and
 //! listed here rather than run. `cargo bench --bench fuzz` adds to the corpus.
@@ -14,6 +15,10 @@ fn every_input_of_the_corpus_runs_to_its_end() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-corpus");
     let mut replayed = 0;
     for target in targets::TARGETS {
+        for seed in (target.made_seeds)() {
+            let outcome = std::panic::catch_unwind(|| (target.run)(&seed));
+            assert!(outcome.is_ok(), "{}: a seed it makes panics", target.name);
+        }
         let Ok(entries) = std::fs::read_dir(root.join(target.name)) else {
             continue;
         };

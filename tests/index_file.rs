@@ -195,3 +195,78 @@ fn a_version_2_project_index_loads_with_its_labels_migrated() {
         saved.nearest(&saved_query, 4, |_| true)
     );
 }
+
+/// A valid file of format 3: version 1's index written again.
+fn format_3() -> Vec<u8> {
+    let bytes = Index::load(&version_1())
+        .expect("a version 1 index loads")
+        .to_bytes();
+    assert_eq!(bytes[8..12], 3u32.to_le_bytes());
+    bytes
+}
+
+/// The header's length and checksum set to match the payload, as a crafted file would.
+fn resealed(mut bytes: Vec<u8>) -> Vec<u8> {
+    let payload_len = (bytes.len() - 28) as u64;
+    let checksum = crc32fast::hash(&bytes[28..]);
+    bytes[16..24].copy_from_slice(&payload_len.to_le_bytes());
+    bytes[24..28].copy_from_slice(&checksum.to_le_bytes());
+    bytes
+}
+
+/// Where a section of a format-3 file lies, from its directory: (directory entry, range).
+fn section(bytes: &[u8], kind: u32) -> (usize, std::ops::Range<usize>) {
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let long = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let count = word(28) as usize;
+    (0..count)
+        .map(|number| 28 + 8 + number * 24)
+        .find(|&at| word(at) == kind)
+        .map(|at| (at, long(at + 8)..long(at + 8) + long(at + 16)))
+        .expect("the section is in the directory")
+}
+
+/// The reason a load gives, once it is sure to be a corruption.
+fn corruption(bytes: &[u8]) -> String {
+    let error = load_bytes(bytes).expect_err("a crafted file is refused");
+    assert!(error.is_corruption(), "{error}");
+    error.to_string()
+}
+
+#[test]
+fn format_3_numbers_that_contradict_each_other_are_corrupted() {
+    const SQUARED_NORMS: u32 = 14;
+    const INVERSE_NORMS: u32 = 15;
+    const VECTORS: u32 = 16;
+    let valid = format_3();
+    assert!(load_bytes(&valid).is_ok());
+
+    // A norm of 1e308: finite, but not the norm of its vector.
+    let mut bytes = valid.clone();
+    let (_, inverse) = section(&bytes, INVERSE_NORMS);
+    bytes[inverse.start..inverse.start + 8].copy_from_slice(&1e308f64.to_le_bytes());
+    assert!(corruption(&resealed(bytes)).contains("norm"));
+
+    // A squared norm smaller than its vector's, with the inverse norm to match: the
+    // similarities it gave reached -4.999.
+    let mut bytes = valid.clone();
+    let (_, squared) = section(&bytes, SQUARED_NORMS);
+    let (_, inverse) = section(&bytes, INVERSE_NORMS);
+    bytes[squared.start..squared.start + 4].copy_from_slice(&1u32.to_le_bytes());
+    bytes[inverse.start..inverse.start + 8].copy_from_slice(&1f64.to_le_bytes());
+    assert!(corruption(&resealed(bytes)).contains("norm"));
+
+    // The vectors section moved onto the norms, its length unchanged.
+    let mut bytes = valid.clone();
+    let (vectors_at, _) = section(&bytes, VECTORS);
+    let (_, squared) = section(&bytes, SQUARED_NORMS);
+    bytes[vectors_at + 8..vectors_at + 16].copy_from_slice(&(squared.start as u64).to_le_bytes());
+    let reason = corruption(&resealed(bytes));
+    assert!(reason.contains("overlaps"), "{reason}");
+
+    // A format-3 payload under header version 0.
+    let mut bytes = valid;
+    bytes[8..12].copy_from_slice(&0u32.to_le_bytes());
+    let reason = corruption(&resealed(bytes));
+    assert!(reason.contains("version 0"), "{reason}");
+}

@@ -328,3 +328,45 @@ async fn a_lone_surrogate_in_an_edit_keeps_the_document_in_step() {
     assert_eq!(code, 0, "{stderr}");
     assert!(!stderr.contains("skipped a message"), "{stderr}");
 }
+
+#[tokio::test]
+async fn files_that_once_overflowed_the_stack_or_never_finished_are_judged_and_the_server_serves() {
+    let (mut client, child, workspace) = start().await;
+    let sum = vec!["x"; 20_000].join("+");
+    let mut nested = String::from("class A0 {");
+    for level in 1..20_000 {
+        nested.push_str(&format!(" class A{level} {{"));
+    }
+    nested.push_str(" @Test void waits() throws Exception { Thread.sleep(10); } ");
+    nested.push_str(&"}".repeat(20_000));
+    let files = [
+        (
+            "test_sum.py",
+            "python",
+            format!("import time\n\ndef test_waits():\n    time.sleep({sum})\n"),
+        ),
+        (
+            "SumTest.java",
+            "java",
+            format!(
+                "class SumTest {{ @Test void waits() throws Exception {{ Thread.sleep({sum}); }} }}\n"
+            ),
+        ),
+        (
+            "sum.rs",
+            "rust",
+            format!("#[test]\nfn waits() {{ std::thread::sleep({sum}); }}\n"),
+        ),
+        ("A0.java", "java", nested),
+    ];
+    for (name, language, text) in &files {
+        let uri = format!("file://{}/{name}", workspace.path().display());
+        client.open(&uri, language, 1, text).await;
+        let published = client.diagnostics(&uri, Some(1)).await;
+        assert!(published["diagnostics"].is_array(), "{published}");
+    }
+    served(&mut client).await;
+    client.shutdown_and_exit().await;
+    let (code, stderr) = exit_status(child).await;
+    assert_eq!(code, 0, "{stderr}");
+}

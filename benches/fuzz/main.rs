@@ -10,7 +10,8 @@
 //!
 //! Options: `--runs N` and `--seconds S` (whichever ends first; default 60 s), `--max-len BYTES`
 //! (16,384), `--slow-ms MS` (an input slower than this is saved as `slow-*`, 2,000),
-//! `--seed N`. Saved files: `crash-*` (a panic or an abort), `hang-*` (killed after 60 s),
+//! `--hang-s S` (an input still running after this is a hang, 60), `--seed N`. Saved files:
+//! `crash-*` (a panic or an abort), `hang-*` (killed after `--hang-s`),
 //! `slow-*`; a panic inside `src/extract/` or the signal code is saved as `open-*` for its
 //! owners. Without coverage feedback, the fuzzer relies on its dictionaries and on mutations
 //! that repeat, splice and truncate; a pool of mutated inputs lets mutations stack.
@@ -36,7 +37,6 @@ use mutate::mutate;
 use targets::{TARGETS, Target};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-const HANG: Duration = Duration::from_secs(60);
 /// Exit code of a child whose watchdog found a hang.
 const HANG_EXIT: i32 = 3;
 
@@ -46,6 +46,7 @@ struct Options {
     seconds: u64,
     max_len: usize,
     slow_ms: u64,
+    hang_s: u64,
     seed: u64,
     targets: Vec<String>,
     child: bool,
@@ -57,6 +58,7 @@ fn options() -> Options {
         seconds: 60,
         max_len: 16 << 10,
         slow_ms: 2_000,
+        hang_s: 60,
         seed: 1,
         targets: Vec::new(),
         child: false,
@@ -73,6 +75,7 @@ fn options() -> Options {
             "--seconds" => options.seconds = number("--seconds"),
             "--max-len" => options.max_len = number("--max-len") as usize,
             "--slow-ms" => options.slow_ms = number("--slow-ms"),
+            "--hang-s" => options.hang_s = number("--hang-s"),
             "--seed" => options.seed = number("--seed"),
             "--child" => options.child = true,
             // cargo bench passes this to every bench binary.
@@ -149,6 +152,8 @@ fn parent(target: &Target, options: &Options) {
                 &options.max_len.to_string(),
                 "--slow-ms",
                 &options.slow_ms.to_string(),
+                "--hang-s",
+                &options.hang_s.to_string(),
                 "--seed",
                 &(options.seed + round).to_string(),
             ])
@@ -198,8 +203,8 @@ fn save(target: &Target, kind: &str, input: &[u8]) -> PathBuf {
     path
 }
 
-/// Seeds: the target's fixture files and folders, and the `seed-*` files of its corpus folder,
-/// each cut to `max_len` bytes.
+/// Seeds: the target's fixture files and folders, the `seed-*` files of its corpus folder and
+/// the seeds it makes, each cut to `max_len` bytes.
 fn seeds(target: &Target, max_len: usize) -> Vec<Vec<u8>> {
     fn collect(path: &Path, max_len: usize, found: &mut Vec<Vec<u8>>) {
         if path.is_dir() {
@@ -237,6 +242,10 @@ fn seeds(target: &Target, max_len: usize) -> Vec<Vec<u8>> {
     for seed in target.seeds {
         collect(&Path::new(ROOT).join(seed), max_len, &mut found);
     }
+    for mut seed in (target.made_seeds)() {
+        seed.truncate(max_len);
+        found.push(seed);
+    }
     if found.is_empty() {
         found.push(Vec::new());
     }
@@ -265,7 +274,8 @@ fn child(target: &Target, options: &Options) {
     let current = File::create(work_dir().join(format!("{}.current", target.name)))
         .expect("target/fuzz is writable");
     let count_file = work_dir().join(format!("{}.count", target.name));
-    // The watchdog: an input running past `HANG` ends the child with `HANG_EXIT`.
+    // The watchdog: an input running past `--hang-s` ends the child with `HANG_EXIT`.
+    let hang_ms = options.hang_s.saturating_mul(1000);
     let started_ms = Arc::new(AtomicU64::new(0));
     let epoch = Instant::now();
     {
@@ -275,7 +285,7 @@ fn child(target: &Target, options: &Options) {
                 std::thread::sleep(Duration::from_secs(1));
                 let started = started_ms.load(Ordering::Relaxed);
                 let now = epoch.elapsed().as_millis() as u64;
-                if started > 0 && now.saturating_sub(started) > HANG.as_millis() as u64 {
+                if started > 0 && now.saturating_sub(started) > hang_ms {
                     std::process::exit(HANG_EXIT);
                 }
             }

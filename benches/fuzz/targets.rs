@@ -19,6 +19,8 @@ pub struct Target {
     pub seeds: &'static [&'static str],
     /// Byte strings worth inserting: the format's own syntax.
     pub dictionary: &'static [&'static str],
+    /// Seeds made in code, besides the files: inputs too long or too binary to keep as files.
+    pub made_seeds: fn() -> Vec<Vec<u8>>,
 }
 
 pub const TARGETS: &[Target] = &[
@@ -52,6 +54,7 @@ pub const TARGETS: &[Target] = &[
             "record ",
             "\\u0000",
         ],
+        made_seeds: Vec::new,
     },
     Target {
         name: "extract-python",
@@ -74,6 +77,7 @@ pub const TARGETS: &[Target] = &[
             "\t",
             "time.sleep(1)",
         ],
+        made_seeds: Vec::new,
     },
     Target {
         name: "extract-rust",
@@ -98,12 +102,14 @@ pub const TARGETS: &[Target] = &[
             "'a",
             "macro_rules!",
         ],
+        made_seeds: Vec::new,
     },
     Target {
         name: "index",
         run: index,
         seeds: &["tests/fixtures/index/v1.idx", "tests/fuzz-corpus/index"],
         dictionary: &["\u{0}", "\u{1}", "\u{ff}", "\u{fb}", "\u{fc}", "\u{fd}"],
+        made_seeds: Vec::new,
     },
     Target {
         name: "csv",
@@ -117,6 +123,7 @@ pub const TARGETS: &[Target] = &[
         dictionary: &[
             ",", "\"", "\n", "\r\n", "true", "false", "1", "0", "\"\"", "java", "python", "rust",
         ],
+        made_seeds: Vec::new,
     },
     Target {
         name: "flaky-list",
@@ -139,6 +146,7 @@ pub const TARGETS: &[Target] = &[
             "tests/test_",
             ".py::",
         ],
+        made_seeds: Vec::new,
     },
     Target {
         name: "junit",
@@ -164,6 +172,7 @@ pub const TARGETS: &[Target] = &[
             "\"",
             "<",
         ],
+        made_seeds: Vec::new,
     },
     Target {
         name: "lsp-framing",
@@ -185,6 +194,45 @@ pub const TARGETS: &[Target] = &[
             "0",
             "-1",
         ],
+        made_seeds: Vec::new,
+    },
+    Target {
+        name: "signals",
+        run: signals,
+        seeds: &["tests/fixtures/demo"],
+        dictionary: &[
+            "+x",
+            "*2",
+            "(",
+            ")",
+            ".ba",
+            ".b()",
+            "f(",
+            "\"http://example.com/x\" ",
+            "class A { ",
+            "} ",
+            "    ",
+            "\n",
+            "// flakesense: ignore\n",
+            "# flakesense: ignore\n",
+            "Thread.sleep(",
+            "time.sleep(",
+            "std::thread::sleep(",
+            "Duration::from_millis(",
+            "System.currentTimeMillis() - ",
+            "finally { ",
+            "x = ",
+        ],
+        made_seeds: signal_seeds,
+    },
+    Target {
+        name: "index-v3",
+        run: index_v3,
+        seeds: &[],
+        dictionary: &[
+            "\u{0}", "\u{1}", "\u{ff}", "\u{7f}", "\u{80}", "\u{40}", "\u{3f}",
+        ],
+        made_seeds: index_v3_seeds,
     },
 ];
 
@@ -283,4 +331,147 @@ fn lsp_framing(bytes: &[u8]) {
         }
     }
     let _ = decoder.finish();
+}
+
+/// The signal target's input: its first byte picks the language, the rest is a file of it.
+fn signals(bytes: &[u8]) {
+    let Some((&first, rest)) = bytes.split_first() else {
+        return;
+    };
+    let (language, path) = match first % 3 {
+        0 => (Language::Java, "src/test/java/FuzzTest.java"),
+        1 => (Language::Python, "tests/test_fuzz.py"),
+        _ => (Language::Rust, "tests/fuzz.rs"),
+    };
+    extract(language, path, rest);
+}
+
+/// Seeds of the signal target: in each language, a sleep on a long sum, in deep parentheses,
+/// in nested calls, after a long member chain and a URL, tests in deeply nested classes and
+/// after many ignore comments: the shapes whose reading once recursed or rescanned per node.
+fn signal_seeds() -> Vec<Vec<u8>> {
+    let sum = vec!["x"; 1500].join("+");
+    let parentheses = format!("{}x{}", "(".repeat(1500), ")".repeat(1500));
+    let calls = format!("{}x{}", "f(".repeat(1000), ")".repeat(1000));
+    let chain = format!("\"http://example.com/x\" a{}.b", ".ba".repeat(1000));
+    let methods = format!("a{}", ".b()".repeat(1000));
+    let mut seeds = Vec::new();
+    for argument in [&sum, &parentheses, &calls] {
+        seeds.push(format!(
+            "\0class FuzzTest {{ @Test void t() throws Exception {{ Thread.sleep({argument}); }} }}\n"
+        ));
+        seeds.push(format!(
+            "\u{1}import time\ndef test_t():\n    time.sleep({argument})\n"
+        ));
+        seeds.push(format!(
+            "\u{2}#[test]\nfn t() {{ std::thread::sleep({argument}); }}\n"
+        ));
+    }
+    for statement in [&chain, &methods] {
+        seeds.push(format!(
+            "\0class FuzzTest {{ @Test void t() {{ {statement}; }}\n  @Test void u() {{ }} }}\n"
+        ));
+        seeds.push(format!(
+            "\u{1}def test_t():\n    {statement}\n\ndef test_u():\n    pass\n"
+        ));
+        seeds.push(format!(
+            "\u{2}#[test]\nfn t() {{ {statement}; }}\n#[test]\nfn u() {{}}\n"
+        ));
+    }
+    let depth = 400;
+    let mut nested = String::from("\0");
+    for level in 0..depth {
+        nested.push_str(&format!("class A{level} {{ "));
+    }
+    nested.push_str("@Test void t() { Thread.sleep(1); } ");
+    nested.push_str(&"} ".repeat(depth));
+    seeds.push(nested);
+    let mut nested = String::from("\u{1}");
+    for level in 0..depth.min(90) {
+        nested.push_str(&format!("{}class TestA{level}:\n", " ".repeat(level)));
+    }
+    nested.push_str(&format!(
+        "{}def test_t(self):\n{}time.sleep(1)\n",
+        " ".repeat(90),
+        " ".repeat(91)
+    ));
+    seeds.push(nested);
+    seeds.push(format!(
+        "\u{2}{}#[test]\nfn t() {{ std::thread::sleep(D); }}\n",
+        "// flakesense: ignore\n".repeat(500)
+    ));
+    seeds.into_iter().map(String::into_bytes).collect()
+}
+
+/// A valid index file of format 3: the index seed, written again.
+fn format_3_file() -> &'static [u8] {
+    static FILE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        let seed = include_bytes!("../../tests/fuzz-corpus/index/seed-model-with-prior.idx");
+        let bytes = Index::from_bytes(seed)
+            .expect("the index seed loads")
+            .to_bytes();
+        assert_eq!(
+            bytes[8..12],
+            3u32.to_le_bytes(),
+            "the seed is written as format 3"
+        );
+        bytes
+    })
+}
+
+/// Where the parts of a format-3 file lie: the header, the directory, then each section its
+/// directory names (clamped to the file).
+fn format_3_parts(file: &[u8]) -> Vec<std::ops::Range<usize>> {
+    const HEADER_LEN: usize = 28;
+    let word = |at: usize, len: usize| -> u64 {
+        file.get(at..at + len).map_or(0, |bytes| {
+            bytes
+                .iter()
+                .rev()
+                .fold(0u64, |value, &byte| value << 8 | u64::from(byte))
+        })
+    };
+    let count = word(HEADER_LEN, 4) as usize;
+    let directory_end = (HEADER_LEN + 8 + 24 * count).min(file.len());
+    let mut parts = vec![0..HEADER_LEN, HEADER_LEN..directory_end];
+    for number in 0..count {
+        let at = HEADER_LEN + 8 + 24 * number;
+        let start = (word(at + 8, 8) as usize).min(file.len());
+        let end = start
+            .saturating_add(word(at + 16, 8) as usize)
+            .min(file.len());
+        parts.push(start..end);
+    }
+    parts
+}
+
+/// The format-3 target's input: its first byte picks a part of a valid format-3 file (the
+/// header, the directory or a section), the rest overwrites that part from its start (what goes
+/// past its end is dropped). The header's length and checksum are then set to match, so that
+/// a mutation reaches the checks behind them, and the index is used as [`index`] uses one.
+fn index_v3(bytes: &[u8]) {
+    let Some((&first, rest)) = bytes.split_first() else {
+        return;
+    };
+    let mut file = format_3_file().to_vec();
+    let parts = format_3_parts(&file);
+    let part = parts[usize::from(first) % parts.len()].clone();
+    let len = rest.len().min(part.len());
+    file[part.start..part.start + len].copy_from_slice(&rest[..len]);
+    index(&file);
+}
+
+/// Seeds of the format-3 target: each part of a valid file, as it is.
+fn index_v3_seeds() -> Vec<Vec<u8>> {
+    let file = format_3_file();
+    format_3_parts(file)
+        .into_iter()
+        .enumerate()
+        .map(|(number, part)| {
+            let mut seed = vec![number as u8];
+            seed.extend_from_slice(&file[part]);
+            seed
+        })
+        .collect()
 }

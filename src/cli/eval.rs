@@ -27,16 +27,16 @@ pub struct EvalArgs {
     #[arg(long)]
     leave_one_project_out: bool,
     /// Folds of the per-project protocol
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(2..))]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(2..=super::MAX_FOLDS))]
     folds: u64,
     /// Projects with fewer flaky tests are skipped by the per-project protocol (the paper uses 7)
-    #[arg(long, default_value_t = 7)]
-    min_flaky: usize,
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(0..=super::MAX_COUNT))]
+    min_flaky: u64,
     /// Neighbours that vote
     #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=crate::config::MAX_K as u64))]
     k: u64,
     /// Flaky when the flaky share of the vote exceeds this
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = crate::check::parse_sigma)]
     sigma: f64,
     #[command(flatten)]
     embedding: EmbeddingArgs,
@@ -93,7 +93,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
     } else {
         Protocol::PerProject {
             folds: args.folds as usize,
-            min_flaky: args.min_flaky,
+            min_flaky: args.min_flaky as usize,
         }
     };
     let settings = EvalSettings {

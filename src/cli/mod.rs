@@ -56,10 +56,10 @@ struct EmbeddingArgs {
     #[arg(long, default_value = "default", value_parser = parse_tokenizer)]
     tokenizer: Tokenizer,
     /// Distortion of the Johnson-Lindenstrauss bound that sets the dimension
-    #[arg(long, default_value_t = 0.33, conflicts_with = "dims")]
+    #[arg(long, default_value_t = 0.33, conflicts_with = "dims", value_parser = parse_eps)]
     eps: f64,
     /// Fixed dimension of the projection, instead of the bound
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_DIMS)))]
     dims: Option<u32>,
     /// Seed of the random projection (and of the folds in `eval`)
     #[arg(long, default_value_t = 42)]
@@ -76,6 +76,30 @@ impl EmbeddingArgs {
             None => Dims::Eps(self.eps),
         }
     }
+}
+
+/// The most folds `eval` splits a project into.
+const MAX_FOLDS: u64 = 1000;
+/// The largest count of tests an option can ask for.
+const MAX_COUNT: u64 = 1_000_000;
+/// The largest dimension a projection can have: 16,384 bytes per test's vector.
+const MAX_DIMS: u32 = 16_384;
+/// The distortions `--eps` allows: the bound needs one between 0 and 1, and one below 0.1 asks
+/// for tens of thousands of dimensions (0 for infinitely many).
+const EPS_RANGE: std::ops::RangeInclusive<f64> = 0.1..=0.99;
+
+fn parse_eps(text: &str) -> Result<f64, String> {
+    let eps: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if !EPS_RANGE.contains(&eps) {
+        return Err(format!(
+            "must lie between {} and {}, found {eps}",
+            EPS_RANGE.start(),
+            EPS_RANGE.end()
+        ));
+    }
+    Ok(eps)
 }
 
 fn parse_tokenizer(name: &str) -> Result<Tokenizer, String> {

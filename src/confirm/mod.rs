@@ -53,7 +53,7 @@ pub struct ConfirmArgs {
     #[arg(long = "test", value_name = "ID", num_args = 1..)]
     tests: Vec<String>,
     /// Runs under each condition [default: `runs` of `[confirm]` in flakesense.toml, 20]
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_RUNS)))]
     runs: Option<u32>,
     /// Seconds one run may take before it is ended and counted as a failure [default: 300]
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
@@ -90,10 +90,19 @@ fn parse_timeout(text: &str) -> Result<Duration, String> {
         None => (text.strip_suffix('s').unwrap_or(text), 1),
     };
     match number.trim().parse::<u64>() {
-        Ok(value) if value > 0 => Ok(Duration::from_secs(value * scale)),
-        _ => Err(format!("`{text}` is not a positive number of seconds")),
+        Ok(value) if value > 0 && value.saturating_mul(scale) <= MAX_TIMEOUT_SECONDS => {
+            Ok(Duration::from_secs(value * scale))
+        }
+        _ => Err(format!(
+            "`{text}` is not a number of seconds from 1 to {MAX_TIMEOUT_SECONDS} (a day)"
+        )),
     }
 }
+
+/// The most runs under one condition `--runs` asks for.
+const MAX_RUNS: u32 = 10_000;
+/// The longest a run may take, in seconds: a day.
+const MAX_TIMEOUT_SECONDS: u64 = 86_400;
 
 const EXIT_CONFIRMED: u8 = 1;
 const EXIT_ERROR: u8 = 2;

@@ -219,7 +219,7 @@ pub fn calls_of<'s>(
         Language::Rust => rust::walked_kinds(node),
     };
     let mut found = Vec::new();
-    syntax::preorder(node, kinds, |call| {
+    syntax::preorder(node, kinds, |call, _| {
         let end = call
             .child_by_field_name("arguments")
             .map_or(call.end_byte(), |arguments| arguments.start_byte());

@@ -35,19 +35,30 @@ impl Kinds {
 }
 
 /// Calls `visit` on every node under `root` (`root` included) of one of `kinds`, in source
-/// order. Iterative, so that deeply nested code cannot overflow the stack.
+/// order, with whether the node is clean-up code of the function it is in: inside a `finally`
+/// block (Java, Python), which runs whether the code before it failed or not. Iterative, so that
+/// deeply nested code cannot overflow the stack, and linear: whether a node is clean-up code is
+/// carried down the walk, not found by asking each node for its ancestors.
 pub(super) fn preorder<'tree>(
     root: Node<'tree>,
     kinds: &Kinds,
-    mut visit: impl FnMut(Node<'tree>),
+    mut visit: impl FnMut(Node<'tree>, bool),
 ) {
     let mut cursor = root.walk();
+    // Per level of the cursor, from the root: whether the node there is in clean-up code.
+    let mut cleanup = vec![false];
     loop {
         let node = cursor.node();
+        let in_cleanup = cleanup.last().copied().unwrap_or(false);
         if kinds.contains(node) {
-            visit(node);
+            visit(node, in_cleanup);
         }
         if cursor.goto_first_child() {
+            cleanup.push(match node.kind() {
+                "finally_clause" => true,
+                "method_declaration" | "constructor_declaration" | "function_definition" => false,
+                _ => in_cleanup,
+            });
             continue;
         }
         loop {
@@ -57,6 +68,7 @@ pub(super) fn preorder<'tree>(
             if !cursor.goto_parent() {
                 return;
             }
+            cleanup.pop();
         }
     }
 }
@@ -108,22 +120,6 @@ pub(super) fn contains(outer: &Range<usize>, inner: &Range<usize>) -> bool {
     outer.start <= inner.start && inner.end <= outer.end
 }
 
-/// Whether a node is clean-up code of the function it is in: inside a `finally` block (Java,
-/// Python), which runs whether the code before it failed or not.
-pub(super) fn in_cleanup(node: tree_sitter::Node<'_>) -> bool {
-    let mut ancestor = node.parent();
-    while let Some(current) = ancestor {
-        match current.kind() {
-            "finally_clause" => return true,
-            "method_declaration" | "constructor_declaration" | "function_definition" => {
-                return false;
-            }
-            _ => ancestor = current.parent(),
-        }
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,7 +131,7 @@ mod tests {
             .expect("the Python grammar loads");
         let kinds = Kinds::new(&tree.language(), &["call", "class_definition"]);
         let mut found = Vec::new();
-        preorder(tree.root_node(), &kinds, |node| {
+        preorder(tree.root_node(), &kinds, |node, _| {
             found.push(text(source, node))
         });
         assert_eq!(found, ["b(c(1))", "c(1)", "class D:\n    e()", "e()"]);

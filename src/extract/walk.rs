@@ -191,6 +191,12 @@ fn comment_syntax(language: Language) -> (&'static [&'static str], &'static [&'s
 /// where the text holds one of `markers` (`//`, `/*`, `#`) rather than by visiting every node:
 /// on a keystroke in a long file that walk was most of finding its tests. A marker inside a
 /// token that is no comment (a URL in a string) rules out the rest of that token at once.
+///
+/// One cursor moves forward through the tree from marker to marker: it steps over the siblings
+/// that end before the marker and enters only the node that holds it, so no node is visited
+/// twice. Asking tree-sitter for the node at an offset scans the root's children each time, and
+/// walking up from it scans each ancestor's; with many comments in a row, or a string deep in a
+/// long expression, either was quadratic.
 pub(super) fn comments(root: Node<'_>, source: &str, language: Language) -> Vec<Range<usize>> {
     let (kinds, markers) = comment_syntax(language);
     let bytes = source.as_bytes();
@@ -199,6 +205,7 @@ pub(super) fn comments(root: Node<'_>, source: &str, language: Language) -> Vec<
         .filter_map(|marker| marker.bytes().next())
         .collect();
     let mut found: Vec<Range<usize>> = Vec::new();
+    let mut cursor = root.walk();
     let mut from = 0;
     while let Some(offset) = bytes
         .get(from..)
@@ -212,25 +219,28 @@ pub(super) fn comments(root: Node<'_>, source: &str, language: Language) -> Vec<
             from = at + 1;
             continue;
         }
-        let Some(mut node) = root.descendant_for_byte_range(at, at + 1) else {
-            break;
-        };
-        let token_end = node.end_byte();
-        let comment = loop {
-            if kinds.contains(&node.kind()) {
-                break Some(node);
+        from = loop {
+            let node = cursor.node();
+            if node.end_byte() <= at {
+                // Forward past a node that ends before the marker: to its next sibling, or
+                // its parent's (the rest of the parent holds no token); past the root, none
+                // is left.
+                while !cursor.goto_next_sibling() {
+                    if !cursor.goto_parent() {
+                        return found;
+                    }
+                }
+            } else if node.start_byte() > at {
+                // Between tokens: no comment starts here.
+                break at + 1;
+            } else if kinds.contains(&node.kind()) {
+                // The outermost comment that holds the marker.
+                found.push(node.byte_range());
+                break node.end_byte();
+            } else if !cursor.goto_first_child() {
+                // A token that is no comment.
+                break node.end_byte();
             }
-            match node.parent() {
-                Some(parent) => node = parent,
-                None => break None,
-            }
-        };
-        from = match comment {
-            Some(comment) => {
-                found.push(comment.byte_range());
-                comment.end_byte()
-            }
-            None => token_end,
         }
         .max(at + 1);
     }

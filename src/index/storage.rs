@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use super::layout::kind;
 use super::layout::reading::Layout;
 use super::numbers::check_numbers;
+use super::vectors::VectorsView;
 use super::{FormatError, Index, LoadError, ModelParams, file, v1, v2, writer};
 
 /// Where an index's bytes are.
@@ -42,6 +43,18 @@ impl Index {
         let layout = Layout::read(bytes, file::HEADER_LEN)?;
         if !matches!(storage, Storage::Static(_)) {
             layout.check_contents(bytes)?;
+            let vectors = VectorsView::new(
+                layout.summary.dims,
+                layout.summary.entries,
+                layout.section(bytes, kind::VECTORS),
+                layout.section(bytes, kind::SQUARED_NORMS),
+                layout.section(bytes, kind::INVERSE_NORMS),
+            );
+            if !vectors.norms_agree() {
+                return Err(FormatError::InvalidNumber(
+                    "a vector's stored norm is not its own".to_string(),
+                ));
+            }
         }
         let params: ModelParams = file::decode_payload(layout.section(bytes, kind::PARAMS))?;
         if params.projection.dims as usize != layout.summary.dims {
@@ -111,7 +124,8 @@ impl Index {
         let (version, payload) = file::open(bytes)?;
         match version {
             1 | 2 => Index::from_legacy(version, payload),
-            _ => Index::open(Storage::Owned(Arc::from(bytes))),
+            3 => Index::open(Storage::Owned(Arc::from(bytes))),
+            _ => Err(unknown_version(version)),
         }
     }
 
@@ -125,7 +139,8 @@ impl Index {
                 file::open(bytes)?;
                 Index::from_legacy(version, payload)
             }
-            _ => Index::open(Storage::Static(bytes)),
+            3 => Index::open(Storage::Static(bytes)),
+            _ => Err(unknown_version(version)),
         }
     }
 
@@ -156,7 +171,8 @@ impl Index {
                 let (version, payload) = file::open(&map).map_err(format_error)?;
                 match version {
                     1 | 2 => Index::from_legacy(version, payload),
-                    _ => Index::open(Storage::Mapped(Arc::new(map))),
+                    3 => Index::open(Storage::Mapped(Arc::new(map))),
+                    _ => Err(unknown_version(version)),
                 }
                 .map_err(format_error)
             }
@@ -177,4 +193,9 @@ impl Index {
     pub fn save(&self, place: crate::files::write::Place, path: &Path) -> anyhow::Result<()> {
         file::write_bytes(place, path, &self.to_bytes())
     }
+}
+
+/// A version below the current one that no release wrote (0): a damaged header.
+fn unknown_version(version: u32) -> FormatError {
+    FormatError::Undecodable(format!("no format has version {version}"))
 }

@@ -10,7 +10,7 @@ use tree_sitter::Node;
 use super::annotations::read_annotations;
 use crate::context::ContextKind;
 use crate::context::syntax::{
-    Kinds, child_of_kind, contains, in_cleanup, last_segment, named_children, preorder, text,
+    Kinds, child_of_kind, contains, last_segment, named_children, preorder, text,
 };
 use crate::extract::TestMethod;
 
@@ -95,7 +95,7 @@ impl<'s> JavaFile<'s> {
         let mut members = Vec::new();
         let mut calls = Vec::new();
         let mut open: Vec<usize> = Vec::new();
-        preorder(root, walked_kinds(root), |node| {
+        preorder(root, walked_kinds(root), |node, cleanup| {
             let range = node.byte_range();
             while open
                 .last()
@@ -143,7 +143,7 @@ impl<'s> JavaFile<'s> {
                         at: name.start_byte(),
                         name: text(source, name),
                         receiver,
-                        cleanup: in_cleanup(node),
+                        cleanup,
                         class: open.last().copied(),
                     });
                 }
@@ -163,7 +163,7 @@ impl<'s> JavaFile<'s> {
                             at: name.start_byte(),
                             name: text(source, *name),
                             receiver,
-                            cleanup: in_cleanup(node),
+                            cleanup,
                             class: open.last().copied(),
                         });
                     }
@@ -195,11 +195,16 @@ impl<'s> JavaFile<'s> {
         let scopes = (0..classes.len())
             .map(|class| {
                 let mut scope: Vec<usize> = Vec::new();
+                let mut seen: HashSet<usize> = HashSet::default();
                 let mut around = Some(class);
-                // Outer classes come before the classes they hold: the chain ends.
-                while let Some(class) = around {
+                // Outer classes come before the classes they hold: the chain ends, and past
+                // `MAX_CHAIN` enclosing classes (deeper than tests are found) it is cut.
+                for _ in 0..MAX_CHAIN {
+                    let Some(class) = around else {
+                        break;
+                    };
                     for &member_of in &hierarchies[class] {
-                        if !scope.contains(&member_of) {
+                        if seen.insert(member_of) {
                             scope.push(member_of);
                         }
                     }
@@ -223,7 +228,13 @@ impl<'s> JavaFile<'s> {
     }
 }
 
-/// The class, then its superclasses declared in the file, stopping at a cycle.
+/// How many classes a hierarchy, or a class and the classes around it, holds at most: as deep as
+/// extraction finds tests (32). A file of 20,000 nested classes made every class's scope hold
+/// all the classes around it, cubic in the nesting.
+const MAX_CHAIN: usize = 32;
+
+/// The class, then its superclasses declared in the file, stopping at a cycle or after
+/// [`MAX_CHAIN`] classes.
 fn hierarchy(classes: &[Class], by_name: &HashMap<&str, usize>, class: usize) -> Vec<usize> {
     let mut chain = vec![class];
     let mut current = class;
@@ -231,7 +242,7 @@ fn hierarchy(classes: &[Class], by_name: &HashMap<&str, usize>, class: usize) ->
         .superclass
         .and_then(|name| by_name.get(name))
     {
-        if chain.contains(&superclass) {
+        if chain.contains(&superclass) || chain.len() >= MAX_CHAIN {
             break;
         }
         chain.push(superclass);

@@ -7,9 +7,7 @@ use rustc_hash::FxHashMap as HashMap;
 use tree_sitter::Node;
 
 use super::pytest::{self, Fixture, Marks};
-use crate::context::syntax::{
-    Kinds, contains, in_cleanup, last_segment, named_children, preorder, text,
-};
+use crate::context::syntax::{Kinds, contains, last_segment, named_children, preorder, text};
 
 /// A function or method defined at module or class level.
 pub(super) struct Function<'s> {
@@ -277,7 +275,7 @@ impl<'s> PythonFile<'s> {
 
     fn read_calls(&mut self, source: &'s str, root: Node, class_starts: &HashMap<usize, usize>) {
         let mut open: Vec<usize> = Vec::new();
-        preorder(root, walked_kinds(root), |node| {
+        preorder(root, walked_kinds(root), |node, cleanup| {
             let range = node.byte_range();
             while open
                 .last()
@@ -317,7 +315,7 @@ impl<'s> PythonFile<'s> {
                         at: name.start_byte(),
                         name: text(source, name),
                         receiver,
-                        cleanup: in_cleanup(node),
+                        cleanup,
                         class: open.last().copied(),
                     });
                 }

@@ -185,7 +185,7 @@ impl<'s> RustFile<'s> {
     ) {
         let mut modules: Vec<usize> = vec![0];
         let mut owners: Vec<(Range<usize>, &str)> = Vec::new();
-        preorder(root, walked_kinds(root), |node| {
+        preorder(root, walked_kinds(root), |node, _| {
             let range = node.byte_range();
             while modules.len() > 1
                 && modules

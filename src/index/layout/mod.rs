@@ -31,10 +31,12 @@
 //! | inverse norms | per entry, 1/sqrt of it, 0 for a zero vector (f64) |
 //! | vectors | the projected vectors as signed bytes, in blocks of [`super::vectors::BLOCK`] entries, each block column by column (see [`super::vectors`]) |
 //!
-//! A reader checks the directory, every section's length against the summary's counts, every
-//! offset an entry or a token holds, and every number it uses (norms, the prior's numbers)
-//! before it answers anything, so that no byte of a damaged or crafted file is trusted; that
-//! is a pass over the small tables, never over the vectors or the text.
+//! A reader checks the header's version against the payload's format, the directory (no
+//! section overlaps it or another), every section's length against the summary's counts, every
+//! offset an entry or a token holds, and every number it uses (each vector's norms against its
+//! values, the prior's numbers) before it answers anything, so that no byte of a damaged or
+//! crafted file is trusted; that is a pass over the small tables and one over the vectors,
+//! never over the text.
 
 pub mod reading;
 pub mod token_bags;

@@ -64,6 +64,22 @@ impl Layout {
                 None => return corrupt(format!("section {} is missing", kind::REQUIRED[slot])),
             }
         }
+        // No section may lie in the directory or in another: a byte read as two tables (a
+        // count and a norm) could agree with each check alone.
+        let directory_end = header_len + 8 + count * DIRECTORY_ENTRY_LEN;
+        let mut by_start: Vec<(usize, u32)> = (0..ranges.len())
+            .map(|slot| (slot, kind::REQUIRED[slot]))
+            .collect();
+        by_start.sort_by_key(|&(slot, _)| (ranges[slot].start, ranges[slot].end));
+        let mut free_from = directory_end;
+        for (slot, section_kind) in by_start {
+            if ranges[slot].start < free_from {
+                return corrupt(format!(
+                    "section {section_kind} overlaps the directory or another section"
+                ));
+            }
+            free_from = free_from.max(ranges[slot].end);
+        }
         let summary_bytes = &file[ranges[0].clone()];
         if summary_bytes.len() != SUMMARY_LEN {
             return corrupt("the summary has the wrong length");

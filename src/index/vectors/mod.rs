@@ -131,6 +131,33 @@ impl<'a> VectorsView<'a> {
         super::layout::le_u32(self.squared_norms, row * 4)
     }
 
+    /// Whether every row's stored squared norm is the one its values give, and its inverse norm
+    /// the one that squared norm gives: a crafted norm made similarities of -4.999. One pass
+    /// over the vectors, a block at a time.
+    pub fn norms_agree(&self) -> bool {
+        let mut sums = [0u32; BLOCK];
+        (0..self.len).step_by(BLOCK).all(|first| {
+            let (rows, block) = self.block(first);
+            let sums = &mut sums[..rows];
+            sums.fill(0);
+            for column in block.chunks_exact(rows) {
+                for (sum, &value) in sums.iter_mut().zip(column) {
+                    let value = i32::from(value as i8);
+                    *sum += (value * value) as u32;
+                }
+            }
+            sums.iter().enumerate().all(|(offset, &sum)| {
+                let row = first + offset;
+                let inverse = f64::from_le_bytes(
+                    self.inverse_norms[row * 8..row * 8 + 8]
+                        .try_into()
+                        .unwrap_or_default(),
+                );
+                self.squared_norm(row) == sum && inverse.to_bits() == inverse_norm(sum).to_bits()
+            })
+        })
+    }
+
     /// A row's values, for carrying an entry into a new index.
     #[cfg(test)]
     pub fn row(&self, row: usize) -> Vec<i8> {

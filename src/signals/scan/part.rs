@@ -99,7 +99,7 @@ pub(super) fn add_hit(
         .and_then(|(_, node)| part.in_file(node.byte_range()))
         .or_else(|| part.invocation.as_ref().map(|(range, _, _)| range.clone()))
         .map_or(0, |range| range.start);
-    facts.reading_at.set(at);
+    facts.start_reading(at);
     let Some(accepted) = accepted(catalogue, entry, captures, part, facts) else {
         return;
     };

@@ -37,6 +37,9 @@ impl Facts<'_> {
     }
 
     fn difference_at(&self, node: Node<'_>, text: &str, depth: u8) -> Option<f64> {
+        if !self.step() {
+            return None;
+        }
         let code = text_of(node, text);
         match node.kind() {
             "identifier" | "field_access" | "attribute" if depth < MAX_DEPTH => {
@@ -89,6 +92,9 @@ impl Facts<'_> {
 
     /// Whether an expression reads a clock: a call named like one, or a name bound to one.
     fn reads_clock(&self, node: Node<'_>, text: &str, depth: u8) -> bool {
+        if !self.step() {
+            return false;
+        }
         let code = text_of(node, text);
         if is_clock_read(code) {
             return true;
@@ -103,7 +109,7 @@ impl Facts<'_> {
     /// The unit of a clock reading or of the name it is kept in.
     fn unit_of(&self, node: Node<'_>, text: &str, depth: u8) -> f64 {
         let code = text_of(node, text);
-        if is_clock_read(code) || depth >= MAX_DEPTH {
+        if is_clock_read(code) || depth >= MAX_DEPTH || !self.step() {
             return default_unit(code);
         }
         match last_name(node, text).and_then(|name| self.binding(name)) {
@@ -210,6 +216,9 @@ impl Facts<'_> {
     }
 
     fn remote_at(&self, node: Node<'_>, text: &str, depth: u8) -> Option<String> {
+        if !self.step() {
+            return None;
+        }
         if let Some(value) = hosts::string_value(node, text) {
             // A bare name handed to a call that connects (`connector.connect("github.com",
             // stream)`) names a host as much as a URL does.

@@ -20,6 +20,11 @@ use numbers::{parse_float, parse_integer};
 /// How deep names are followed to their values (`a = b; b = 5`).
 const MAX_BINDING_DEPTH: u8 = 4;
 
+/// How many nodes the reading of one match's values may visit ([`Facts::start_reading`]): the
+/// evaluations recurse into operands, parentheses, receivers and bound names, and a sum of
+/// 20,000 operands inside a `sleep` overflowed the stack. Past it a value is unknown.
+const MAX_STEPS: u32 = 256;
+
 /// What the catalogue's fact queries found in one file: which names hold which values, which
 /// names are mocks, and which hold hash-ordered collections.
 #[derive(Default)]
@@ -38,6 +43,8 @@ pub(crate) struct Facts<'tree> {
     /// the rest of the file's hits as they were ([`rescan`](mod@super::rescan)).
     pub reads: RefCell<Vec<(usize, String)>>,
     pub reading_at: Cell<usize>,
+    /// Nodes visited reading the current match's values, up to [`MAX_STEPS`].
+    pub steps: Cell<u32>,
 }
 
 /// A value bound to a name, with the range of the outermost function it is bound in.
@@ -51,32 +58,46 @@ pub(crate) fn text_of<'a>(node: Node<'_>, text: &'a str) -> &'a str {
 /// The last name of a path or member access: `Thread` of `java.lang.Thread`, `sleep` of
 /// `time.sleep`, `timeout` of `self.timeout`; the text itself for an identifier.
 pub(crate) fn last_name<'a>(node: Node<'_>, text: &'a str) -> Option<&'a str> {
-    match node.kind() {
-        "identifier" | "field_identifier" | "type_identifier" => Some(text_of(node, text)),
-        // Java `a.b`, Python `a.b`, Rust `a::b` and `a.b`.
-        "field_access"
-        | "attribute"
-        | "scoped_identifier"
-        | "field_expression"
-        | "scoped_type_identifier" => {
-            let name = node
+    // A loop, not recursion: parentheses can nest as deep as the file is long.
+    let mut node = node;
+    loop {
+        node = match node.kind() {
+            "identifier" | "field_identifier" | "type_identifier" => {
+                return Some(text_of(node, text));
+            }
+            // Java `a.b`, Python `a.b`, Rust `a::b` and `a.b`.
+            "field_access"
+            | "attribute"
+            | "scoped_identifier"
+            | "field_expression"
+            | "scoped_type_identifier" => node
                 .child_by_field_name("field")
                 .or_else(|| node.child_by_field_name("attribute"))
-                .or_else(|| node.child_by_field_name("name"))?;
-            last_name(name, text)
-        }
-        // `&map`, `(map)`.
-        "reference_expression" | "parenthesized_expression" => {
-            let inner = node
+                .or_else(|| node.child_by_field_name("name"))?,
+            // `&map`, `(map)`.
+            "reference_expression" | "parenthesized_expression" => node
                 .child_by_field_name("value")
-                .or_else(|| node.named_child(0))?;
-            last_name(inner, text)
-        }
-        _ => None,
+                .or_else(|| node.named_child(0))?,
+            _ => return None,
+        };
     }
 }
 
 impl<'tree> Facts<'tree> {
+    /// Starts reading the values of a match at `at` in the file: lookups are made from there,
+    /// and the reading gets its own [`MAX_STEPS`].
+    pub fn start_reading(&self, at: usize) {
+        self.reading_at.set(at);
+        self.steps.set(0);
+    }
+
+    /// Counts one node visited; false once the current match has visited [`MAX_STEPS`].
+    fn step(&self) -> bool {
+        let steps = self.steps.get();
+        self.steps.set(steps.saturating_add(1));
+        steps < MAX_STEPS
+    }
+
     /// The value bound to the name `node` stands for, if any.
     fn bound(&self, node: Node<'_>, text: &str) -> Option<Node<'tree>> {
         self.binding(last_name(node, text)?)
@@ -122,7 +143,7 @@ impl<'tree> Facts<'tree> {
     }
 
     fn is_mock_at(&self, node: Node<'_>, text: &str, depth: u8) -> bool {
-        if depth > 3 {
+        if depth > 3 || !self.step() {
             return false;
         }
         if let Some(maker) = clock::receiver_of_call(node) {
@@ -155,6 +176,9 @@ impl<'tree> Facts<'tree> {
     }
 
     fn number_at(&self, node: Node<'_>, text: &str, depth: u8) -> Option<f64> {
+        if !self.step() {
+            return None;
+        }
         match node.kind() {
             "decimal_integer_literal"
             | "hex_integer_literal"
@@ -211,6 +235,9 @@ impl<'tree> Facts<'tree> {
     }
 
     fn duration_at(&self, node: Node<'_>, text: &str, default_ms: f64, depth: u8) -> Option<f64> {
+        if !self.step() {
+            return None;
+        }
         if let Some(value) = self.constructed_duration(node, text, depth) {
             return Some(value);
         }
