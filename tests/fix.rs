@@ -243,3 +243,24 @@ fn a_named_test_is_the_only_one_fixed() {
     );
     assert!(Path::new(binary()).exists());
 }
+
+#[cfg(unix)]
+#[test]
+fn a_linked_test_file_stays_a_link_and_its_target_gets_the_fix() {
+    let project = project();
+    let real = project.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::fs::rename(project.path().join(PYTHON), real.join("test_fixes.py")).unwrap();
+    std::os::unix::fs::symlink("../real/test_fixes.py", project.path().join(PYTHON)).unwrap();
+    let (code, _, stderr) = fix(project.path(), &[PYTHON]);
+    assert_eq!(code, 0, "{stderr}");
+    let link = std::fs::symlink_metadata(project.path().join(PYTHON)).unwrap();
+    assert!(
+        link.file_type().is_symlink(),
+        "the link was replaced by a file"
+    );
+    assert!(
+        read(project.path(), "real/test_fixes.py")
+            .contains("monkeypatch.setenv(\"FIXES_MODE\", \"test\")")
+    );
+}

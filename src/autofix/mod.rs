@@ -259,11 +259,22 @@ pub fn unified_diff(path: &str, before: &str, after: &str) -> String {
         .to_string()
 }
 
-/// Replaces a file's text through a new file renamed over it, keeping its permissions: a crash
-/// leaves the old file or the new one, never half of each.
-pub fn write_file(path: &Path, text: &str) -> Result<()> {
+/// Replaces a file's text with `text`, provided it still holds `expected` (what the fixes were
+/// worked out on), through a new file renamed over it and keeping its permissions: a crash leaves
+/// the old file or the new one, never half of each. A symbolic link stays a link: its target is
+/// written.
+pub fn write_file(path: &Path, expected: &str, text: &str) -> Result<()> {
+    let path =
+        std::fs::canonicalize(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let now = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    if now != expected.as_bytes() {
+        anyhow::bail!(
+            "{} changed while its fixes were worked out; run again",
+            path.display()
+        );
+    }
     let directory = path.parent().unwrap_or(Path::new("."));
-    let permissions = std::fs::metadata(path)
+    let permissions = std::fs::metadata(&path)
         .with_context(|| format!("cannot read {}", path.display()))?
         .permissions();
     let mut temporary = tempfile::NamedTempFile::new_in(directory)
@@ -272,7 +283,7 @@ pub fn write_file(path: &Path, text: &str) -> Result<()> {
     temporary.as_file().sync_all()?;
     std::fs::set_permissions(temporary.path(), permissions)?;
     temporary
-        .persist(path)
+        .persist(&path)
         .with_context(|| format!("cannot replace {}", path.display()))?;
     Ok(())
 }

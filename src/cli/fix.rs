@@ -107,7 +107,7 @@ pub fn run(args: FixArgs) -> Result<ExitCode> {
     let changed: Vec<&FileFixes> = fixed.iter().filter(|file| !file.fixes.is_empty()).collect();
     if !args.diff {
         for file in &changed {
-            autofix::write_file(&current.join(&file.display), &file.after)?;
+            autofix::write_file(&current.join(&file.display), &file.before, &file.after)?;
         }
     }
     let mut out = std::io::stdout().lock();

@@ -231,8 +231,9 @@ async fn run(
             .await;
         return;
     }
-    let path = test.file.clone();
-    let written = tokio::task::spawn_blocking(move || autofix::write_file(&path, &fixed)).await;
+    let (path, expected) = (test.file.clone(), current.text.clone());
+    let written =
+        tokio::task::spawn_blocking(move || autofix::write_file(&path, &expected, &fixed)).await;
     if !matches!(written, Ok(Ok(()))) {
         session
             .show(
