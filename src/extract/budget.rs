@@ -82,6 +82,16 @@ impl Budget {
         }
     }
 
+    /// The processor time it allows.
+    pub fn time(&self) -> Duration {
+        self.time
+    }
+
+    /// The parser memory it allows.
+    pub fn memory(&self) -> usize {
+        self.memory
+    }
+
     /// What is spent, if anything; cheap enough to ask every hundred parser operations.
     pub fn spent(&self) -> Option<Spent> {
         let grown = parser_memory().saturating_sub(self.memory_at_start);
