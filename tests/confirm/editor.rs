@@ -10,6 +10,52 @@ use crate::common::binary;
 use crate::lsp_client::{ClientBehaviour, LspClient};
 use crate::{PriceService, copy_fixture, have_pytest, serial, several_cpus};
 
+/// A language server on the pytest fixture copied to `root` (its price service on `port`),
+/// initialized with the client's `capabilities`, with `test_shop.py` open and judged: the server,
+/// the client, the document's URI and its text.
+async fn serve_shop(
+    root: &std::path::Path,
+    port: Option<u16>,
+    capabilities: Value,
+) -> (tokio::process::Child, LspClient, String, String) {
+    let mut command = tokio::process::Command::new(binary());
+    command
+        .arg("serve")
+        // The cache of signal shares of workspaces outside git goes here, not in the user's.
+        .env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+        )
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    if let Some(port) = port {
+        command.env("CONFIRM_FIXTURE_PORT", port.to_string());
+    }
+    let mut server = command.spawn().unwrap();
+    let mut client = LspClient::new(
+        server.stdout.take().unwrap(),
+        server.stdin.take().unwrap(),
+        ClientBehaviour::default(),
+    );
+    let root_uri = format!("file://{}", root.display());
+    client
+        .initialize(json!({
+            "processId": null,
+            "rootUri": root_uri,
+            "workspaceFolders": [{"uri": root_uri, "name": "shop"}],
+            "capabilities": capabilities,
+        }))
+        .await;
+    let uri = format!("{root_uri}/test_shop.py");
+    let text = std::fs::read_to_string(root.join("test_shop.py")).unwrap();
+    client.open(&uri, "python", 1, &text).await;
+    client.diagnostics(&uri, None).await;
+    (server, client, uri, text)
+}
+
 /// A `$/progress` message of a kind (`begin`, `report`, `end`).
 fn progress_of(kind: &'static str) -> impl Fn(&Value) -> bool {
     move |message: &Value| {
@@ -39,39 +85,12 @@ async fn editor_confirms_in_the_background() {
         "[confirm]\nruns = 3\nconditions = [\"plain\", \"cpu1\"]\n",
     )
     .unwrap();
-    let mut server = tokio::process::Command::new(binary())
-        .arg("serve")
-        // The cache of signal shares of workspaces outside git goes here, not in the user's.
-        .env(
-            "XDG_CACHE_HOME",
-            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
-        )
-        .current_dir(&root)
-        .env("CONFIRM_FIXTURE_PORT", service.port.to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut client = LspClient::new(
-        server.stdout.take().unwrap(),
-        server.stdin.take().unwrap(),
-        ClientBehaviour::default(),
-    );
-    let root_uri = format!("file://{}", root.display());
-    client
-        .initialize(json!({
-            "processId": null,
-            "rootUri": root_uri,
-            "workspaceFolders": [{"uri": root_uri, "name": "shop"}],
-            "capabilities": {"window": {"workDoneProgress": true}},
-        }))
-        .await;
-    let uri = format!("{root_uri}/test_shop.py");
-    let text = std::fs::read_to_string(root.join("test_shop.py")).unwrap();
-    client.open(&uri, "python", 1, &text).await;
-    client.diagnostics(&uri, None).await;
+    let (mut server, mut client, uri, text) = serve_shop(
+        &root,
+        Some(service.port),
+        json!({"window": {"workDoneProgress": true}}),
+    )
+    .await;
     let line = text
         .lines()
         .position(|line| line.contains("def test_prices_the_basket_on_every_cpu"))
@@ -195,37 +214,8 @@ async fn fix_and_confirm() {
         "[confirm]\nruns = 3\nconditions = [\"plain\"]\n",
     )
     .unwrap();
-    let mut server = tokio::process::Command::new(binary())
-        .arg("serve")
-        .env(
-            "XDG_CACHE_HOME",
-            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
-        )
-        .current_dir(&root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut client = LspClient::new(
-        server.stdout.take().unwrap(),
-        server.stdin.take().unwrap(),
-        ClientBehaviour::default(),
-    );
-    let root_uri = format!("file://{}", root.display());
-    client
-        .initialize(json!({
-            "processId": null,
-            "rootUri": root_uri,
-            "workspaceFolders": [{"uri": root_uri, "name": "shop"}],
-            "capabilities": {"workspace": {"applyEdit": true}},
-        }))
-        .await;
-    let uri = format!("{root_uri}/test_shop.py");
-    let text = std::fs::read_to_string(root.join("test_shop.py")).unwrap();
-    client.open(&uri, "python", 1, &text).await;
-    client.diagnostics(&uri, None).await;
+    let (mut server, mut client, uri, text) =
+        serve_shop(&root, None, json!({"workspace": {"applyEdit": true}})).await;
     let line = text
         .lines()
         .position(|line| line.contains("def test_refreshes_the_cache_in_the_background"))
