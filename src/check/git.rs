@@ -239,7 +239,7 @@ impl Repository {
 
 /// git in `directory`, with everything the repository's configuration could have it run turned
 /// off: a cloned repository's `.git/config` is the repository's to write, not the user's.
-fn git_command(directory: &Path) -> Command {
+pub(crate) fn git_command(directory: &Path) -> Command {
     let mut command = Command::new("git");
     command
         .arg("--no-pager")

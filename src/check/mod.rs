@@ -13,6 +13,7 @@ mod judging;
 mod report;
 mod targets;
 
+pub(crate) use git::git_command;
 pub use report::{Changes, Finding, Position, Report, Settings, SkipKind, SkippedFile, Summary};
 
 use std::io::{IsTerminal, Write};

@@ -14,7 +14,7 @@
 //! such and the others still run.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
@@ -156,22 +156,12 @@ impl TreeAt {
     }
 }
 
-/// git, asked in `directory`, with the repository's own commands off: no fsmonitor, no hook,
-/// no optional lock.
+/// git, asked in `directory`, with everything the repository's configuration could have it run
+/// turned off (as `check` runs it: checking a revision's files out would run its filter drivers),
+/// and on the index it is given, not the caller's.
 fn git(directory: &Path) -> Command {
-    let mut command = Command::new("git");
-    command
-        .arg("-C")
-        .arg(directory)
-        .args([
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "core.hooksPath=/dev/null",
-        ])
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env_remove("GIT_INDEX_FILE")
-        .stdin(Stdio::null());
+    let mut command = crate::check::git_command(directory);
+    command.env_remove("GIT_INDEX_FILE");
     command
 }
 
