@@ -18,12 +18,12 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use super::choose::{self, ChosenTest, Selection};
+use super::choose::{self, ChosenTest};
 use super::condition::Host;
 use super::engine::{self, Confirmation, Progress, Settings};
 use super::process::{Stop, Stopped};
 use super::verdict::TestVerdict;
-use crate::config::{Config, ConfirmConfig};
+use crate::config::ConfirmConfig;
 
 /// The revision compared with: as the user named it, and the commit it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -280,40 +280,4 @@ pub fn compare(
         before,
         after,
     }))
-}
-
-/// For an editor or a script: runs the tests named by `ids` (any spelling `--test` takes) of the
-/// workspace holding `directory` at `reference` and in the working tree, with the settings of
-/// its `flakesense.toml` (`runs` replacing its runs when given). The chosen tests, in the order
-/// of the comparison's entries, and the comparison; each side's [`TestVerdict`] holds per
-/// condition how many runs failed of how many ([`super::verdict::Tally`]).
-pub fn compare_tests(
-    directory: &Path,
-    ids: &[String],
-    reference: &str,
-    runs: Option<u32>,
-    stop: &Stop,
-) -> Result<std::result::Result<(Vec<ChosenTest>, Comparison), Stopped>> {
-    let config = Config::load(&crate::workspace::find_root(directory))?;
-    let mut settings = Settings::from_config(config.confirm.as_ref())?;
-    if let Some(runs) = runs {
-        settings.runs = runs.max(1);
-    }
-    let selection = Selection {
-        tests: ids.to_vec(),
-        ..Selection::default()
-    };
-    let chosen = choose::choose(&selection, &config, directory)?;
-    let host = Host::probe_for(&settings.conditions);
-    let compared = compare(
-        reference,
-        &chosen.root,
-        &chosen.tests,
-        config.confirm.as_ref(),
-        &settings,
-        &host,
-        stop,
-        &mut |_| {},
-    )?;
-    Ok(compared.map(|comparison| (chosen.tests, comparison)))
 }
