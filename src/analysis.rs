@@ -18,7 +18,7 @@ pub const MAX_FILE_BYTES: usize = 2 * 1024 * 1024;
 mod in_context;
 
 pub use in_context::{
-    ParsedFile, SourceTree, base_files, resolver, signals_in_context, signals_of,
+    ParsedFile, SourceTree, base_files, other_files, resolver, signals_in_context, signals_of,
 };
 
 /// When a prediction is worth reporting, and how loudly.
@@ -248,11 +248,30 @@ pub fn judge_all(
 }
 
 /// What reading a file's tests takes from its workspace: how the test runner finds tests there,
-/// and for Python the `conftest.py` files that apply to it, nearest first.
+/// for Python the `conftest.py` files that apply to it, nearest first, and where the other files
+/// its code reaches are found (none: the file is read alone, as counting signal shares does).
 #[derive(Debug, Clone, Default)]
 pub struct Surroundings {
     pub discovery: Arc<extract::Discovery>,
     pub conftests: Vec<Arc<ParsedFile>>,
+    pub others: Option<Arc<crate::workspace::OtherFiles>>,
+}
+
+impl Surroundings {
+    /// The other files of the workspace that the `language` file at `path` reaches, read as its
+    /// text `source` (parsed as `tree`) uses them; none when the file is read alone.
+    pub fn elsewhere(
+        &self,
+        language: Language,
+        path: &str,
+        source: &str,
+        tree: &tree_sitter::Tree,
+    ) -> Vec<Arc<ParsedFile>> {
+        match &self.others {
+            Some(others) => others.reached(language, path, source, tree),
+            None => Vec::new(),
+        }
+    }
 }
 
 /// A file's tests and the signals of each (in the same order), ready to be judged or counted.
@@ -278,7 +297,13 @@ pub fn read_tests(
     let signals = match &tree {
         Some(tree) => {
             let file = SourceTree::new(language, path, source, tree);
-            signals_of(&file, &surroundings.conftests, &extraction.tests)
+            let elsewhere = surroundings.elsewhere(language, path, source, tree);
+            signals_of(
+                &file,
+                &surroundings.conftests,
+                &elsewhere,
+                &extraction.tests,
+            )
         }
         None => vec![Signals::default(); extraction.tests.len()],
     };

@@ -328,7 +328,7 @@ fn what_runs_once_for_the_class_is_no_test_s_risk() {
     let tree = parse(Language::Java, source, None).expect("the Java grammar loads");
     let tests = extract_tests_from_tree(Language::Java, "ClockTest.java", source, &tree).tests;
     let file = SourceTree::new(Language::Java, "ClockTest.java", source, &tree);
-    let signals = signals_of(&file, &[], &tests);
+    let signals = signals_of(&file, &[], &[], &tests);
     let evidence: Vec<String> = signals[0]
         .risks
         .iter()
@@ -358,7 +358,7 @@ fn what_pytest_sets_up_once_for_many_tests_is_no_test_s_risk() {
     let tree = parse(Language::Python, source, None).expect("the Python grammar loads");
     let tests = extract_tests_from_tree(Language::Python, "test_clock.py", source, &tree).tests;
     let file = SourceTree::new(Language::Python, "test_clock.py", source, &tree);
-    let signals = signals_of(&file, &[], &tests);
+    let signals = signals_of(&file, &[], &[], &tests);
     let evidence = |at: usize| -> Vec<String> {
         signals[at]
             .risks
@@ -388,7 +388,7 @@ fn a_tolerance_is_a_risk_where_what_the_test_runs_draws_at_random() {
     let tree = parse(Language::Python, source, None).expect("the Python grammar loads");
     let tests = extract_tests_from_tree(Language::Python, "test_stats.py", source, &tree).tests;
     let file = SourceTree::new(Language::Python, "test_stats.py", source, &tree);
-    let signals = signals_of(&file, &[], &tests);
+    let signals = signals_of(&file, &[], &[], &tests);
     let evidence =
         |at: usize| -> Vec<String> { signals[at].risks.iter().map(|hit| hit.evidence()).collect() };
     assert_eq!(tests.len(), 2, "{tests:#?}");

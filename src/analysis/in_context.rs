@@ -94,13 +94,16 @@ pub fn base_files(tests: &[TestMethod], known: &[Arc<ParsedFile>]) -> Vec<Arc<Pa
 /// it runs ([`context`]): set-up, fields, fixtures (found in its file and in `conftests`, the
 /// `conftest.py` files that apply to a Python file, nearest first), parameter sources, helpers,
 /// and, for a test a class inherits from another module, that module's method and helpers.
+/// `elsewhere` are the other files of the workspace its code reaches
+/// ([`crate::workspace::OtherFiles`]): base classes, helper modules, the code under test.
 /// `tests` must be all the tests of the file: none is ever another's context.
 pub fn signals_of(
     file: &SourceTree<'_>,
     conftests: &[Arc<ParsedFile>],
+    elsewhere: &[Arc<ParsedFile>],
     tests: &[TestMethod],
 ) -> Vec<Signals> {
-    let modules = base_files(tests, &[]);
+    let modules = other_files(tests, &[], elsewhere);
     let resolver = resolver(file, conftests, &modules, tests);
     tests
         .iter()
@@ -108,9 +111,26 @@ pub fn signals_of(
         .collect()
 }
 
+/// The other files a file's tests reach, each once: the modules they inherit methods from
+/// ([`base_files`], those of `known` kept when unchanged), then the files of `elsewhere` that
+/// are not among them.
+pub fn other_files(
+    tests: &[TestMethod],
+    known: &[Arc<ParsedFile>],
+    elsewhere: &[Arc<ParsedFile>],
+) -> Vec<Arc<ParsedFile>> {
+    let mut files = base_files(tests, known);
+    for file in elsewhere {
+        if !files.iter().any(|known| known.path == file.path) {
+            files.push(file.clone());
+        }
+    }
+    files
+}
+
 /// What resolves the context of the tests of `file` (all of them, see [`signals_of`]), with
-/// the `conftest.py` files that apply to it and the `modules` its tests inherit from
-/// ([`base_files`]).
+/// the `conftest.py` files that apply to it and the other files its tests reach
+/// ([`other_files`]).
 pub fn resolver<'a>(
     file: &SourceTree<'a>,
     conftests: &'a [Arc<ParsedFile>],

@@ -136,6 +136,38 @@ enum Definitions<'a> {
     Foreign,
 }
 
+/// A name a file's code uses that another file of the workspace may define: what the workspace
+/// looks up ([`crate::workspace::OtherFiles`]) to give a [`Resolver`] the other files its tests
+/// reach.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Wanted {
+    /// A class, interface or struct by its simple name: a Java superclass the file does not
+    /// declare, a class whose static methods or constructor the file calls.
+    Type(String),
+    /// A free function or fixture by name, defined in a file the workspace's symbols name.
+    Function(String),
+    /// A file by its path relative to the workspace root (`/`-separated): the first of the
+    /// candidates that exists. A Python module an import or `pytest_plugins` names, a Rust module
+    /// a `mod name;` declares.
+    File(Vec<String>),
+}
+
+/// What the code of `file` (at `path`, relative to the workspace root) uses that other files of
+/// the workspace may define, each once, in the order the file names them.
+pub fn wanted(language: Language, path: &str, file: SourceFile) -> Vec<Wanted> {
+    if *file.tree.language() != language.grammar() {
+        return Vec::new();
+    }
+    let mut wanted = match language {
+        Language::Java => java::wanted(file),
+        Language::Python => python::wanted(path, file),
+        Language::Rust => rust::wanted(path, file),
+    };
+    let mut seen = std::collections::HashSet::new();
+    wanted.retain(|one| seen.insert(one.clone()));
+    wanted
+}
+
 /// The modules of the project that define test methods `tests` inherit ([`TestMethod::inherited`]),
 /// each once, in the order of the tests: a unit of the `i`-th is `conftests.len() + i` among a
 /// [`Resolver`]'s extra files.
@@ -157,8 +189,10 @@ pub fn base_modules(tests: &[TestMethod]) -> Vec<std::sync::Arc<crate::extract::
 
 impl<'a> Resolver<'a> {
     /// Reads `file` and, for Python, the `conftest.py` files that apply to it, nearest directory
-    /// first (see [`conftest_candidates`]), and the modules (path and file) that define methods
-    /// its tests inherit ([`base_modules`]). `tests` are all the tests extracted from `file`: none
+    /// first (see [`conftest_candidates`]), and the other files of the workspace its tests reach
+    /// (path and file): the modules that define methods its tests inherit ([`base_modules`]),
+    /// and the files that define what it uses ([`wanted`]): base classes, helpers, fixtures'
+    /// plugin modules, the code under test. `tests` are all the tests extracted from `file`: none
     /// of them is ever a unit of another. A unit's `file` counts the conftest files, then the
     /// modules.
     pub fn new(
@@ -171,23 +205,25 @@ impl<'a> Resolver<'a> {
         let grammar = language.grammar();
         let definitions = match language {
             _ if *file.tree.language() != grammar => Definitions::Foreign,
-            Language::Java => Definitions::Java(java::JavaContext::new(file, tests)),
+            Language::Java => {
+                let modules = of_language(modules, &grammar);
+                Definitions::Java(java::JavaContext::new(file, &modules, tests))
+            }
             Language::Python => {
                 let conftests: Vec<SourceFile> = conftests
                     .iter()
                     .copied()
                     .filter(|conftest| *conftest.tree.language() == grammar)
                     .collect();
-                let modules: Vec<(&str, SourceFile)> = modules
-                    .iter()
-                    .copied()
-                    .filter(|(_, module)| *module.tree.language() == grammar)
-                    .collect();
+                let modules = of_language(modules, &grammar);
                 Definitions::Python(python::PythonContext::new(
                     file, &conftests, &modules, tests,
                 ))
             }
-            Language::Rust => Definitions::Rust(rust::RustContext::new(file, tests)),
+            Language::Rust => {
+                let modules = of_language(modules, &grammar);
+                Definitions::Rust(rust::RustContext::new(file, &modules, tests))
+            }
         };
         Resolver { definitions }
     }
@@ -202,6 +238,19 @@ impl<'a> Resolver<'a> {
             Definitions::Foreign => Vec::new(),
         }
     }
+}
+
+/// The files of `files` whose tree is of `grammar`. Callers give only files of the test's
+/// language ([`crate::workspace::OtherFiles`] reads no other), so the places of units hold.
+fn of_language<'a>(
+    files: &[(&'a str, SourceFile<'a>)],
+    grammar: &tree_sitter::Language,
+) -> Vec<(&'a str, SourceFile<'a>)> {
+    files
+        .iter()
+        .copied()
+        .filter(|(_, file)| *file.tree.language() == *grammar)
+        .collect()
 }
 
 /// What resolving reads of the code under `node`: the nodes of the kinds its walk of the file

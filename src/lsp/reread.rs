@@ -169,8 +169,12 @@ mod tests {
         for (step, text) in RandomEdits::new(source, pieces, 2).take(steps).enumerate() {
             let tree = parse(language, &text, None).expect("the grammars load");
             let tests = extract_tests_from_tree(language, "T", &text, &tree).tests;
-            let whole =
-                analysis::signals_of(&SourceTree::new(language, "T", &text, &tree), &[], &tests);
+            let whole = analysis::signals_of(
+                &SourceTree::new(language, "T", &text, &tree),
+                &[],
+                &[],
+                &tests,
+            );
             let (scan, splice) = scan(last.as_ref(), language, &text, &tree);
             kept += usize::from(splice.as_ref().is_some_and(|splice| splice.in_body));
             let file = SourceTree {

@@ -4,8 +4,10 @@
 //! [`surroundings`] a file's tests are read with.
 
 pub mod cache;
+mod others;
 mod surroundings;
 
+pub use others::OtherFiles;
 pub use surroundings::{SurroundingsReader, discovery, surroundings_file_names};
 
 use std::path::{Path, PathBuf};

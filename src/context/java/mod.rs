@@ -22,7 +22,14 @@ pub(super) struct JavaContext<'s> {
 }
 
 impl<'s> JavaContext<'s> {
-    pub(super) fn new(file: SourceFile<'s>, tests: &[TestMethod]) -> JavaContext<'s> {
+    /// `others` are the other files of the workspace the tests reach (path and file), whose
+    /// units are `Some(i)` for the i-th; see [`super::Resolver::new`].
+    pub(super) fn new(
+        file: SourceFile<'s>,
+        others: &[(&'s str, SourceFile<'s>)],
+        tests: &[TestMethod],
+    ) -> JavaContext<'s> {
+        let _ = others;
         let file = JavaFile::new(file.source, file.tree.root_node(), tests);
         JavaContext { file }
     }
@@ -30,6 +37,12 @@ impl<'s> JavaContext<'s> {
     pub(super) fn units(&self, test: &TestMethod) -> Vec<ContextUnit> {
         self.file.context(test)
     }
+}
+
+/// What the Java `file` uses that other files may define ([`super::Wanted`]).
+pub(super) fn wanted(file: SourceFile) -> Vec<super::Wanted> {
+    let _ = file;
+    Vec::new()
 }
 
 impl<'s> JavaFile<'s> {

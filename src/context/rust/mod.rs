@@ -21,8 +21,21 @@ pub(super) struct RustContext<'s> {
     file: RustFile<'s>,
 }
 
+/// What the Rust `file` at `path` uses that other files may define ([`super::Wanted`]).
+pub(super) fn wanted(path: &str, file: SourceFile) -> Vec<super::Wanted> {
+    let _ = (path, file);
+    Vec::new()
+}
+
 impl<'s> RustContext<'s> {
-    pub(super) fn new(file: SourceFile<'s>, tests: &[TestMethod]) -> RustContext<'s> {
+    /// `others` are the other files of the workspace the tests reach (path and file), whose
+    /// units are `Some(i)` for the i-th; see [`super::Resolver::new`].
+    pub(super) fn new(
+        file: SourceFile<'s>,
+        others: &[(&'s str, SourceFile<'s>)],
+        tests: &[TestMethod],
+    ) -> RustContext<'s> {
+        let _ = others;
         let file = RustFile::new(file.source, file.tree.root_node(), tests);
         RustContext { file }
     }

@@ -77,6 +77,7 @@ impl SurroundingsReader {
         Surroundings {
             discovery: self.discoveries.for_file(language, path),
             conftests: self.conftests.for_file(language, &relative),
+            others: None,
         }
     }
 }
