@@ -268,7 +268,7 @@ impl Surroundings {
         tree: &tree_sitter::Tree,
     ) -> Vec<Arc<ParsedFile>> {
         match &self.others {
-            Some(others) => others.reached(language, path, source, tree),
+            Some(others) => others.reached(language, path, source, tree, &self.conftests),
             None => Vec::new(),
         }
     }

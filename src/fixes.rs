@@ -124,9 +124,13 @@ fn read_repository(language: Language, folder: &Path) -> Result<Repository> {
     // The snapshot: every test not known to be flaky, but those a fix changed (after their fix
     // they are often still flaky: a longer timeout is a common fix).
     let snapshot = folder.join("snapshot");
-    // Fixtures come from the snapshot's conftest files, for the snapshot's tests and for the
-    // fixed tests before their fix alike (a fix's folder holds only the files it changed).
-    let surroundings = workspace::SurroundingsReader::new(&snapshot);
+    // Fixtures come from the snapshot's conftest files, and base classes, helpers and the code
+    // under test from its other files, for the snapshot's tests and for the fixed tests before
+    // their fix alike (a fix's folder holds only the files it changed). A snapshot of test files
+    // alone reaches only those. The symbols are not cached: a snapshot is read once.
+    let others = workspace::OtherFiles::on_demand(&snapshot, globset::GlobSet::empty(), false);
+    let surroundings =
+        workspace::SurroundingsReader::with_others(&snapshot, std::sync::Arc::new(others));
     let (paths, _) = files::walk_sources(
         std::slice::from_ref(&snapshot),
         &snapshot,

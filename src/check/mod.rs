@@ -195,7 +195,9 @@ pub fn judge(args: &CheckArgs) -> Result<Report> {
     settings.changes = changes;
 
     let progress = Progress::new(targets.len() as u64, started);
-    let surroundings = workspace::SurroundingsReader::new(&workspace_root);
+    let others = workspace::OtherFiles::on_demand(&workspace_root, exclude.clone(), !args.no_cache);
+    let surroundings =
+        workspace::SurroundingsReader::with_others(&workspace_root, Arc::new(others));
     let loaded: Vec<Loaded> = files::map_files(targets.iter().collect(), |target| {
         load_file(target, &surroundings)
     });

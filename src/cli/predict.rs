@@ -152,10 +152,16 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
         let mut models = models_for(file.language, &extra, workspace)?;
         // A file named on the command line is judged whatever `python_files` says, as pytest
         // collects it.
-        let surroundings = surroundings
-            .entry(root.clone())
-            .or_insert_with(|| workspace::SurroundingsReader::new(&root))
-            .for_file(file.language, &absolute);
+        let reader = match surroundings.get(&root) {
+            Some(reader) => reader,
+            None => {
+                let exclude = Config::load(&root)?.exclude_matcher()?;
+                let others = workspace::OtherFiles::on_demand(&root, exclude, !args.no_cache);
+                let reader = workspace::SurroundingsReader::with_others(&root, Arc::new(others));
+                surroundings.entry(root.clone()).or_insert(reader)
+            }
+        };
+        let surroundings = reader.for_file(file.language, &absolute);
         if models.has_prior() {
             // A prior weighs a test's signals against those of its whole workspace, as
             // `flakesense check` and the editor do.

@@ -58,9 +58,12 @@ pub fn initialize(session: &Session, params: InitializeParams) -> InitializeResu
         let mut state = session.state_mut();
         state.encoding = encoding;
         state.client_support = client_support;
-        state.surroundings = root
-            .as_deref()
-            .map(|root| Arc::new(SurroundingsReader::new(root)));
+        // The workspace's symbols are read in the background after `initialized`
+        // (`symbols::read_workspace_symbols`): until then only files named by path are reached.
+        state.surroundings = root.as_deref().map(|root| {
+            let others = Arc::new(crate::workspace::OtherFiles::pending(root));
+            Arc::new(SurroundingsReader::with_others(root, others))
+        });
         state.root = root;
         state.layers.initialization = initialization.config;
         // Problems are reported in `initialized`, once the client may receive messages.
@@ -133,6 +136,7 @@ pub fn initialized(session: &Arc<Session>) {
         session.shares.started();
         session.set_ready();
         read_workspace_tests(&session).await;
+        crate::lsp::symbols::read_workspace_symbols(&session).await;
         // Only a workspace with Python tests has surroundings to watch: a client may watch every
         // directory of the project for a glob (eglot does), which a Java or Rust project should
         // not pay for.

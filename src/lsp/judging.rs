@@ -162,11 +162,14 @@ pub fn read(mut snapshot: Snapshot, workspace: Option<&Workspace>) -> Read {
                 tree,
                 scan,
             };
+            let elsewhere =
+                surroundings.elsewhere(language, &snapshot.relative_path, &snapshot.text, tree);
             let (signals, next) = reread::signals(
                 last.as_deref(),
                 splice.as_ref(),
                 file,
                 &surroundings.conftests,
+                &elsewhere,
                 &extraction.tests,
             );
             (extraction, signals, Some(Arc::new(next)))

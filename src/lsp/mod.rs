@@ -51,6 +51,7 @@ mod settings;
 mod shares;
 mod state;
 mod surroundings;
+mod symbols;
 mod transport;
 
 use std::panic::AssertUnwindSafe;
@@ -154,12 +155,15 @@ impl LanguageServer for FlakesenseServer {
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
         self.guarded_now("textDocument/didSave", |session| {
             counting::did_save(session, &params);
+            symbols::changed(session, [params.text_document.uri.clone()]);
             surroundings::did_save(session, params)
         });
     }
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
         self.guarded_now("workspace/didChangeWatchedFiles", |session| {
+            let uris = params.changes.iter().map(|change| change.uri.clone());
+            symbols::changed(session, uris.collect::<Vec<_>>());
             surroundings::did_change_watched_files(session, params)
         });
     }

@@ -23,9 +23,20 @@ pub struct LastRead {
     /// What each test runs besides its own code.
     units: Vec<Vec<ContextUnit>>,
     conftests: Vec<Arc<ParsedFile>>,
-    /// The modules its tests inherit methods from, read and scanned once while they do not
-    /// change.
+    /// The other files its tests reach: the modules they inherit methods from and the files that
+    /// define what they use, read and scanned once while they do not change.
     modules: Vec<Arc<ParsedFile>>,
+}
+
+impl LastRead {
+    /// Whether the tests of the document reached the file at `relative` (workspace-relative):
+    /// then a change to it may change their judgement.
+    pub fn reaches(&self, relative: &str) -> bool {
+        self.modules
+            .iter()
+            .chain(&self.conftests)
+            .any(|file| file.path == relative)
+    }
 }
 
 /// The catalogue's matches in `text`, and the function an edit since `last` was confined to.
@@ -43,15 +54,18 @@ pub fn scan(
 
 /// The signals of each of the file's `tests` and what this read keeps for the next. What a test
 /// runs is the last read's where the splice cannot have changed it, else resolved; every test's
-/// signals are read on the new scan.
+/// signals are read on the new scan. `elsewhere` are the other files the file reaches
+/// ([`crate::workspace::OtherFiles`]).
 pub fn signals(
     last: Option<&LastRead>,
     splice: Option<&Splice>,
     file: SourceTree<'_>,
     conftests: &[Arc<ParsedFile>],
+    elsewhere: &[Arc<ParsedFile>],
     tests: &[TestMethod],
 ) -> (Vec<Signals>, LastRead) {
-    let modules = analysis::base_files(tests, last.map_or(&[][..], |last| &last.modules));
+    let known = last.map_or(&[][..], |last| &last.modules);
+    let modules = analysis::other_files(tests, known, elsewhere);
     let kept = match (last, splice) {
         (Some(last), Some(splice))
             if splice.in_body

@@ -6,6 +6,7 @@
 pub mod cache;
 mod others;
 mod surroundings;
+pub mod symbols;
 
 pub use others::OtherFiles;
 pub use surroundings::{SurroundingsReader, discovery, surroundings_file_names};

@@ -55,20 +55,22 @@ struct Stored {
 /// `flakesense/prevalence-HASH` for one below it (a monorepo's `flakesense.toml` in a
 /// subdirectory). Elsewhere the user's cache directory, `flakesense/workspaces/NAME-HASH`.
 pub fn location(root: &Path) -> Option<PathBuf> {
-    place(root).map(|(_, path)| path)
+    place(root, "prevalence").map(|(_, path)| path)
 }
 
-/// [`location`], and the directory it is written below with no symbolic link from there down
+/// Where the cache file `name` of the workspace at `root` lives ([`location`] is `prevalence`'s),
+/// and the directory it is written below with no symbolic link from there down
 /// ([`crate::files::write::Place::Below`]): the git directory, or the user's cache directory.
-fn place(root: &Path) -> Option<(PathBuf, PathBuf)> {
+pub(super) fn place(root: &Path, name: &str) -> Option<(PathBuf, PathBuf)> {
+    let file_name = name;
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     if let Some((top, git_directory)) = git_directory(&root) {
         let relative = root.strip_prefix(&top).unwrap_or(Path::new(""));
         let name = if relative.as_os_str().is_empty() {
-            "prevalence".to_string()
+            file_name.to_string()
         } else {
             format!(
-                "prevalence-{:016x}",
+                "{file_name}-{:016x}",
                 stable_hash(&relative.to_string_lossy())
             )
         };
@@ -87,7 +89,7 @@ fn place(root: &Path) -> Option<(PathBuf, PathBuf)> {
     let path = base
         .join("flakesense/workspaces")
         .join(format!("{name}-{hash:016x}"))
-        .join("prevalence");
+        .join(file_name);
     Some((base, path))
 }
 
@@ -147,7 +149,7 @@ impl PrevalenceCache {
     /// The cache of the workspace at `root`, kept at its [`location`]; empty when there is none
     /// or it cannot be used.
     pub fn read(root: &Path) -> PrevalenceCache {
-        let path = place(root);
+        let path = place(root, "prevalence");
         let files = path
             .as_ref()
             .and_then(|(_, path)| read_stored(path))
@@ -258,7 +260,7 @@ impl PrevalenceCache {
 }
 
 /// The workspace root as a cache file records it.
-fn root_text(root: &Path) -> String {
+pub(super) fn root_text(root: &Path) -> String {
     root.canonicalize()
         .unwrap_or_else(|_| root.to_path_buf())
         .to_string_lossy()
@@ -267,7 +269,7 @@ fn root_text(root: &Path) -> String {
 
 /// What the counts of this build depend on besides the files: the release, the signal
 /// catalogues, and the binary itself (a rebuild during development may count differently).
-fn build_key() -> u64 {
+pub(super) fn build_key() -> u64 {
     static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *KEY.get_or_init(|| {
         let mut hasher = std::hash::DefaultHasher::new();

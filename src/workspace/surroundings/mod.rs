@@ -12,6 +12,7 @@ use crate::extract::{self, Discovery};
 use crate::files;
 use crate::labels::FileStamp;
 use crate::language::Language;
+use crate::workspace::OtherFiles;
 use discoveries::Discoveries;
 pub use discoveries::discovery;
 
@@ -30,15 +31,33 @@ pub struct SurroundingsReader {
     root: PathBuf,
     discoveries: Discoveries,
     conftests: Conftests,
+    others: Option<Arc<OtherFiles>>,
 }
 
 impl SurroundingsReader {
+    /// A reader of each file alone, with its `conftest.py` files but no other file of the
+    /// workspace: what counting signal shares reads.
     pub fn new(root: &Path) -> SurroundingsReader {
         SurroundingsReader {
             root: root.to_path_buf(),
             discoveries: Discoveries::new(root),
             conftests: Conftests::new(root),
+            others: None,
         }
+    }
+
+    /// A reader whose files are read with the other files of the workspace their code reaches
+    /// ([`OtherFiles`]): what judging a test reads.
+    pub fn with_others(root: &Path, others: Arc<OtherFiles>) -> SurroundingsReader {
+        SurroundingsReader {
+            others: Some(others),
+            ..SurroundingsReader::new(root)
+        }
+    }
+
+    /// Where the files' other files are found, when they are read with them.
+    pub fn others(&self) -> Option<&Arc<OtherFiles>> {
+        self.others.as_ref()
     }
 
     /// How the test runners find tests in the `language` file at `path`, for callers that only
@@ -77,7 +96,7 @@ impl SurroundingsReader {
         Surroundings {
             discovery: self.discoveries.for_file(language, path),
             conftests: self.conftests.for_file(language, &relative),
-            others: None,
+            others: self.others.clone(),
         }
     }
 }
