@@ -135,8 +135,10 @@ pub fn initialized(session: &Arc<Session>) {
         load_workspace(&session).await;
         session.shares.started();
         session.set_ready();
-        read_workspace_tests(&session).await;
+        // The symbols first: a test opened now is judged with its base classes and helpers as
+        // soon as they are known; the counts only weigh its signals.
         crate::lsp::symbols::read_workspace_symbols(&session).await;
+        read_workspace_tests(&session).await;
         // Only a workspace with Python tests has surroundings to watch: a client may watch every
         // directory of the project for a glob (eglot does), which a Java or Rust project should
         // not pay for.

@@ -22,8 +22,9 @@ fn others(session: &Session) -> Option<Arc<OtherFiles>> {
     state.surroundings.as_ref()?.others().cloned()
 }
 
-/// Reads the workspace's symbols off the request path, then judges the open documents again:
-/// their tests may reach base classes and helpers only the symbols can find.
+/// Reads the workspace's symbols off the request path, then judges again the open documents
+/// judged without them that looked a name up: their tests may reach base classes and helpers
+/// only the symbols can find.
 pub async fn read_workspace_symbols(session: &Arc<Session>) {
     let Some(others) = others(session) else {
         return;
@@ -39,16 +40,16 @@ pub async fn read_workspace_symbols(session: &Arc<Session>) {
                 .log(
                     MessageType::INFO,
                     format!(
-                        "read the symbols of {} files ({} anew) in {:.1} s",
+                        "indexed the symbols of {} files ({} read anew) in {:.1} s",
                         symbols.len(),
                         symbols.fresh(),
                         started.elapsed().as_secs_f64()
                     ),
                 )
                 .await;
-            others.set_symbols(Arc::new(symbols));
-            session.invalidate_predictions();
-            analyze::schedule_all(session);
+            if others.set_symbols(Arc::new(symbols)) {
+                analyze::schedule_all(session);
+            }
         }
         Err(error) => {
             session
@@ -88,9 +89,10 @@ pub fn changed(session: &Arc<Session>, uris: impl IntoIterator<Item = Uri>) {
         .lock()
         .iter()
         .filter(|(_, document)| {
-            document.last_read.as_ref().is_some_and(|last| {
-                relatives.iter().any(|relative| last.reaches(relative))
-            })
+            document
+                .last_read
+                .as_ref()
+                .is_some_and(|last| relatives.iter().any(|relative| last.reaches(relative)))
         })
         .map(|(uri, _)| uri.clone())
         .collect();
@@ -114,7 +116,9 @@ pub fn changed(session: &Arc<Session>, uris: impl IntoIterator<Item = Uri>) {
         })
         .await;
         match updated {
-            Ok(symbols) => others.set_symbols(Arc::new(symbols)),
+            Ok(symbols) => {
+                others.set_symbols(Arc::new(symbols));
+            }
             Err(error) => {
                 session
                     .log(

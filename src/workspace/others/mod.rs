@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use super::symbols::{DefinitionKind, Symbols};
@@ -41,13 +42,19 @@ enum SymbolsState {
 }
 
 /// A file as last read: its stamp then, and what it held with what it uses.
-type Read = (Option<FileStamp>, Option<(Arc<ParsedFile>, Arc<Vec<Wanted>>)>);
+type Read = (
+    Option<FileStamp>,
+    Option<(Arc<ParsedFile>, Arc<Vec<Wanted>>)>,
+);
 
 /// Finds and reads the other files a workspace's files reach.
 pub struct OtherFiles {
     root: PathBuf,
     symbols: RwLock<SymbolsState>,
     read: Mutex<HashMap<String, Read>>,
+    /// A lookup by name found nothing because the symbols were pending: what was judged then
+    /// is judged again once they are known.
+    missed: AtomicBool,
 }
 
 impl std::fmt::Debug for OtherFiles {
@@ -76,6 +83,7 @@ impl OtherFiles {
             root: root.to_path_buf(),
             symbols: RwLock::new(state),
             read: Mutex::default(),
+            missed: AtomicBool::new(false),
         }
     }
 
@@ -108,9 +116,12 @@ impl OtherFiles {
         })
     }
 
-    /// The symbols are known: lookups by name use them from now on.
-    pub fn set_symbols(&self, symbols: Arc<Symbols>) {
-        *self.symbols.write().unwrap_or_else(PoisonError::into_inner) = SymbolsState::Known(symbols);
+    /// The symbols are known: lookups by name use them from now on. Whether a lookup missed
+    /// them before, so that what it judged should be judged again.
+    pub fn set_symbols(&self, symbols: Arc<Symbols>) -> bool {
+        *self.symbols.write().unwrap_or_else(PoisonError::into_inner) =
+            SymbolsState::Known(symbols);
+        self.missed.swap(false, Ordering::SeqCst)
     }
 
     /// The symbols as known now; `None` while they are pending.
@@ -226,7 +237,10 @@ impl OtherFiles {
         kinds: &[DefinitionKind],
         from: &str,
     ) -> Option<String> {
-        let symbols = self.symbols()?;
+        let Some(symbols) = self.symbols() else {
+            self.missed.store(true, Ordering::SeqCst);
+            return None;
+        };
         let found = symbols.find(language, name, kinds);
         let directories = |path: &str| -> Vec<String> {
             let mut segments: Vec<String> = path.split('/').map(str::to_string).collect();

@@ -5,7 +5,10 @@ use super::*;
 
 #[test]
 fn candidates_are_resolved_within_the_workspace() {
-    assert_eq!(normalized("tests/./common/../common/mod.rs").as_deref(), Some("tests/common/mod.rs"));
+    assert_eq!(
+        normalized("tests/./common/../common/mod.rs").as_deref(),
+        Some("tests/common/mod.rs")
+    );
     assert_eq!(normalized("a/b.py").as_deref(), Some("a/b.py"));
     assert_eq!(normalized("../outside.py"), None);
     assert_eq!(normalized("a/../../outside.py"), None);

@@ -154,13 +154,12 @@ impl Symbols {
     }
 
     /// The places `name` is defined, as a definition of one of `kinds`, in files of `language`.
-    pub fn find(
-        &self,
-        language: Language,
-        name: &str,
-        kinds: &[DefinitionKind],
-    ) -> Vec<Found<'_>> {
-        let paths = self.by_name.get(name).map(Vec::as_slice).unwrap_or_default();
+    pub fn find(&self, language: Language, name: &str, kinds: &[DefinitionKind]) -> Vec<Found<'_>> {
+        let paths = self
+            .by_name
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let mut found = Vec::new();
         for path in paths {
             if Language::from_path(Path::new(path)) != Some(language) {
@@ -172,7 +171,9 @@ impl Symbols {
             found.extend(
                 file.definitions
                     .iter()
-                    .filter(|definition| definition.name == name && kinds.contains(&definition.kind))
+                    .filter(|definition| {
+                        definition.name == name && kinds.contains(&definition.kind)
+                    })
                     .map(|definition| Found { path, definition }),
             );
         }

@@ -63,7 +63,8 @@ const JAVA_EXTRA: &str = "
 
 /// The tags query of `language` with its reference patterns disabled, compiled once.
 fn query(language: Language) -> Option<&'static Query> {
-    static QUERIES: [OnceLock<Option<Query>>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static QUERIES: [OnceLock<Option<Query>>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let (slot, source) = match language {
         Language::Java => (
             &QUERIES[0],
@@ -74,17 +75,18 @@ fn query(language: Language) -> Option<&'static Query> {
     };
     slot.get_or_init(|| {
         let mut query = Query::new(&language.grammar(), &source).ok()?;
-        let references: Vec<usize> = (0..query.pattern_count())
-            .filter(|&pattern| {
-                let captures = query.capture_names();
-                !query.capture_quantifiers(pattern).iter().enumerate().any(
-                    |(index, quantifier)| {
-                        *quantifier != tree_sitter::CaptureQuantifier::Zero
-                            && captures[index].starts_with("definition.")
-                    },
-                )
-            })
-            .collect();
+        let references: Vec<usize> =
+            (0..query.pattern_count())
+                .filter(|&pattern| {
+                    let captures = query.capture_names();
+                    !query.capture_quantifiers(pattern).iter().enumerate().any(
+                        |(index, quantifier)| {
+                            *quantifier != tree_sitter::CaptureQuantifier::Zero
+                                && captures[index].starts_with("definition.")
+                        },
+                    )
+                })
+                .collect();
         for pattern in references {
             query.disable_pattern(pattern);
         }

@@ -45,12 +45,25 @@ fn a_class_is_found_in_the_file_that_defines_it() {
         classes(&symbols, "ClusterTestBase"),
         [("src/test/java/a/ClusterTestBase.java", 2)]
     );
-    assert!(classes(&symbols, "startCluster").is_empty(), "a method is no class");
+    assert!(
+        classes(&symbols, "startCluster").is_empty(),
+        "a method is no class"
+    );
     assert_eq!(
-        symbols.find(Language::Java, "startCluster", &[DefinitionKind::Method]).len(),
+        symbols
+            .find(Language::Java, "startCluster", &[DefinitionKind::Method])
+            .len(),
         1
     );
-    assert!(symbols.find(Language::Python, "ClusterTestBase", &[DefinitionKind::Class]).is_empty());
+    assert!(
+        symbols
+            .find(
+                Language::Python,
+                "ClusterTestBase",
+                &[DefinitionKind::Class]
+            )
+            .is_empty()
+    );
 }
 
 #[test]
@@ -94,7 +107,10 @@ fn an_update_reads_one_file_and_forgets_a_deleted_one() {
         "package a;\nclass ClusterTest extends ClusterTestBase {}\nclass Helper {}\n",
     );
     symbols.update(dir.path(), &paths[1]);
-    assert_eq!(classes(&symbols, "Helper"), [("src/test/java/a/ClusterTest.java", 3)]);
+    assert_eq!(
+        classes(&symbols, "Helper"),
+        [("src/test/java/a/ClusterTest.java", 3)]
+    );
     std::fs::remove_file(&paths[0]).unwrap();
     symbols.update(dir.path(), &paths[0]);
     assert!(classes(&symbols, "ClusterTestBase").is_empty());
