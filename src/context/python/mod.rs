@@ -6,9 +6,12 @@
 //! helpers and its class's fixtures, not its module-level ones (pytest does not see those).
 
 mod definitions;
+mod imports;
+mod pytest;
+mod wanted;
 
 pub(super) use self::definitions::walked_kinds;
-mod pytest;
+pub(super) use self::wanted::wanted;
 
 use std::ops::Range;
 
@@ -54,12 +57,6 @@ pub(super) struct PythonContext<'s> {
     /// The paths of the modules, in the order of `files`.
     module_paths: Vec<&'s str>,
     test_name_starts: HashSet<usize>,
-}
-
-/// What the Python `file` at `path` uses that other files may define ([`super::Wanted`]).
-pub(super) fn wanted(path: &str, file: SourceFile) -> Vec<super::Wanted> {
-    let _ = (path, file);
-    Vec::new()
 }
 
 impl<'s> PythonContext<'s> {
