@@ -337,7 +337,12 @@ mod tests {
         };
         assert_eq!(
             paths(candidates("src/test_x.py", module, None)),
-            ["src/pkg.py", "src/pkg/__init__.py", "pkg.py", "pkg/__init__.py"]
+            [
+                "src/pkg.py",
+                "src/pkg/__init__.py",
+                "pkg.py",
+                "pkg/__init__.py"
+            ]
         );
     }
 }

@@ -78,16 +78,21 @@ fn used_names<'s>(source: &'s str, root: Node) -> HashSet<&'s str> {
         "class_definition" => {
             let bases = node.child_by_field_name("superclasses");
             let bases = bases.map(named_children).unwrap_or_default();
-            used.extend(bases.into_iter().filter_map(|base| first_name(source, base)));
+            used.extend(
+                bases
+                    .into_iter()
+                    .filter_map(|base| first_name(source, base)),
+            );
         }
         "parameters" => {
-            let names = named_children(node).into_iter().filter_map(|parameter| {
-                match parameter.kind() {
-                    "identifier" => Some(parameter),
-                    "typed_parameter" => parameter.named_child(0),
-                    _ => None,
-                }
-            });
+            let names =
+                named_children(node)
+                    .into_iter()
+                    .filter_map(|parameter| match parameter.kind() {
+                        "identifier" => Some(parameter),
+                        "typed_parameter" => parameter.named_child(0),
+                        _ => None,
+                    });
             used.extend(names.map(|name| text(source, name)));
         }
         _ => {}
