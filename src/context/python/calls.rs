@@ -2,9 +2,10 @@
 //! from another module the resolver was given (`wait()`, `h.wait()`, `Server()`), or a method
 //! of an instance a variable holds (`server = Server()` then `server.start()`).
 //!
-//! Calling a class runs its `__init__`. An instance is followed only as far as a plain
-//! assignment on the line of the call that makes it; what a fixture returns or a function
-//! builds is not followed.
+//! Calling a class runs its `__init__` (a unit named after the class, as the call reads). An
+//! instance is followed only from a plain assignment of the call that makes it, on one line
+//! (`server = Server(...)`, `self.server = Server(...)` in any method of the class); what a
+//! fixture returns, a `with` statement binds or a function builds is not followed.
 
 use std::ops::Range;
 

@@ -325,10 +325,14 @@ impl Graph for TestScope<'_, '_> {
         let (name, range) = match item {
             Item::Function(index) => {
                 let function = &python.functions[index];
-                let name = function
-                    .fixture
-                    .as_ref()
-                    .map_or(function.name, |fixture| fixture.name);
+                let name = match (&function.fixture, function.class) {
+                    (Some(fixture), _) => fixture.name,
+                    // A constructor goes by its class's name, as the call that runs it reads.
+                    (None, Some(class)) if function.name == "__init__" => {
+                        python.classes[class].name
+                    }
+                    (None, _) => function.name,
+                };
                 (name, function.range.clone())
             }
             Item::Assignment(index) => (

@@ -151,7 +151,7 @@ fn an_imported_class_runs_its_init_and_the_methods_called_on_its_instance() {
     assert_eq!(
         units_across("tests/test_server.py", test, &[], &modules, "test_serves"),
         [
-            "Helper __init__ 1 module 0 src/app/server.py",
+            "Helper Server 1 module 0 src/app/server.py",
             "Helper start 1 module 0 src/app/server.py",
             "Helper stop 1 module 0 src/app/server.py",
             "Helper bind 2 module 0 src/app/server.py",
@@ -171,7 +171,7 @@ fn an_instance_made_in_set_up_is_the_one_the_test_calls() {
         [
             "SetUp setUp 1",
             "Helper start 1 module 0 app/server.py",
-            "Helper __init__ 2 module 0 app/server.py",
+            "Helper Server 2 module 0 app/server.py",
             "Helper bind 3 module 0 app/server.py",
         ]
     );
@@ -185,7 +185,7 @@ fn a_class_of_the_test_s_own_file_runs_its_init_and_methods_without_any_module()
                 def test_ticks():\n    clock = FakeClock()\n    clock.tick()\n    unknown.tick()\n";
     assert_eq!(
         units_across("tests/test_clock.py", test, &[], &[], "test_ticks"),
-        ["Helper __init__ 1", "Helper tick 1", "Helper now 2"]
+        ["Helper FakeClock 1", "Helper tick 1", "Helper now 2"]
     );
 }
 
