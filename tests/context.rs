@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use flakesense::analysis::{SourceTree, signals_of};
+use flakesense::analysis::{ParsedFile, SourceTree, signals_of};
 use flakesense::context::{
     ContextUnit, MAX_DEPTH, MAX_UNITS, Resolver, SourceFile, Wanted, conftest_candidates, resolve,
     wanted,
@@ -559,4 +559,52 @@ fn truncated_modules_never_yield_units_outside_their_files() {
             describe_with_modules(&test_file, &conftests, &truncated);
         }
     }
+}
+
+#[test]
+fn a_connection_the_imported_code_under_test_opens_is_evidence_against_the_test() {
+    let relative = "python/shop/test_checkout.py";
+    let test_file = read(relative).expect("the fixture exists");
+    let conftests = conftests(relative);
+    let modules = reached(&test_file, &conftests);
+    let shared = |parsed: &Parsed| {
+        let (path, text) = (parsed.path.clone(), parsed.source.clone());
+        std::sync::Arc::new(ParsedFile::new(Language::Python, path, text).expect("parses"))
+    };
+    let conftests: Vec<_> = conftests.iter().map(shared).collect();
+    let modules: Vec<_> = modules.iter().map(shared).collect();
+    let tests = extract_tests_from_tree(
+        Language::Python,
+        relative,
+        &test_file.source,
+        &test_file.tree,
+    )
+    .tests;
+    let file = SourceTree::new(
+        Language::Python,
+        relative,
+        &test_file.source,
+        &test_file.tree,
+    );
+    let evidence = |modules: &[std::sync::Arc<ParsedFile>]| -> Vec<String> {
+        let signals = signals_of(&file, &conftests, modules, &tests);
+        let at = tests
+            .iter()
+            .position(|test| test.name == "test_checkout_waits_for_the_gateway");
+        let risks = &signals[at.expect("the test is found")].risks;
+        risks
+            .iter()
+            .map(|hit| format!("{} {}", hit.text, hit.whereabouts()))
+            .collect()
+    };
+    let connection = "socket.create_connection((\"pay.example.com\", 443)) \
+                      in helper `connect` (python/support/gateway.py:12)";
+    let across = evidence(&modules);
+    assert!(across.contains(&connection.to_owned()), "{across:#?}");
+    // Read alone, the file shows only what its conftest files run.
+    let alone = evidence(&[]);
+    assert_eq!(
+        alone,
+        ["time.sleep(0.5) in fixture `reset_environment` (python/conftest.py:28)"]
+    );
 }
