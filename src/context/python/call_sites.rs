@@ -49,6 +49,7 @@ impl<'s> PythonFile<'s> {
         source: &'s str,
         root: Node,
         class_starts: &HashMap<usize, usize>,
+        with_modules: bool,
     ) {
         let mut open: Vec<usize> = Vec::new();
         preorder(root, walked_kinds(root), |node, cleanup| {
@@ -80,7 +81,13 @@ impl<'s> PythonFile<'s> {
                             let receiver = match (object.kind(), text(source, object)) {
                                 ("identifier", "self" | "cls") => Receiver::Instance,
                                 ("identifier", class_name) => Receiver::Named(class_name),
-                                ("attribute", dotted) if is_dotted(dotted) => {
+                                // Without other modules only an instance `self` holds can
+                                // resolve (`self.server.start()`): a file read alone keeps no
+                                // more calls than it did before modules were read.
+                                ("attribute", dotted)
+                                    if (with_modules || dotted.starts_with("self."))
+                                        && is_dotted(dotted) =>
+                                {
                                     Receiver::Named(dotted)
                                 }
                                 ("call", _) if calls_super(source, object) => Receiver::Super,
@@ -179,7 +186,7 @@ mod tests {
         let source = "def f():\n    a = Server()\n    self.b = h.Server(1)\n    c == Server()\n    \
                       d += Server()\n    e = wrap(Server())\n    g = server()\n    h: T = Server()\n";
         let tree = parse(Language::Python, source, None).expect("the Python grammar loads");
-        let file = PythonFile::new(source, tree.root_node());
+        let file = PythonFile::new(source, tree.root_node(), true);
         let made: Vec<(&str, &str)> = file
             .instantiations
             .iter()
@@ -192,15 +199,17 @@ mod tests {
     fn a_call_on_a_dotted_name_names_it_and_one_on_anything_else_is_left_out() {
         let source = "a.b.c()\nself.server.start()\nf().g()\nx[0].y()\n";
         let tree = parse(Language::Python, source, None).expect("the Python grammar loads");
-        let file = PythonFile::new(source, tree.root_node());
-        let named: Vec<(&str, &str)> = file
-            .calls
-            .iter()
-            .filter_map(|call| match call.receiver {
+        let named = |with_modules: bool| -> Vec<(&str, &str)> {
+            let file = PythonFile::new(source, tree.root_node(), with_modules);
+            let calls = file.calls.into_iter();
+            let named = calls.filter_map(|call| match call.receiver {
                 Receiver::Named(receiver) => Some((receiver, call.name)),
                 _ => None,
-            })
-            .collect();
-        assert_eq!(named, [("a.b", "c"), ("self.server", "start")]);
+            });
+            named.collect()
+        };
+        assert_eq!(named(true), [("a.b", "c"), ("self.server", "start")]);
+        // Read alone, a dotted name can only be an instance `self` holds.
+        assert_eq!(named(false), [("self.server", "start")]);
     }
 }

@@ -111,6 +111,9 @@ impl TestScope<'_, '_> {
     ) -> Option<(usize, usize)> {
         let python = &self.files[file];
         let instantiations = &python.instantiations;
+        if instantiations.is_empty() {
+            return None;
+        }
         let made = match variable.starts_with("self.") {
             true => {
                 let mro = call.class.map(|class| python.mro(class))?;

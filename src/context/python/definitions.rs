@@ -70,7 +70,9 @@ pub(super) enum Item {
 }
 
 impl<'s> PythonFile<'s> {
-    pub(super) fn new(source: &'s str, root: Node) -> PythonFile<'s> {
+    /// Reads the file. `with_modules`: the resolver has other modules, so a call on a dotted
+    /// name (`a.b.f()`) may run an imported module's function and is worth keeping.
+    pub(super) fn new(source: &'s str, root: Node, with_modules: bool) -> PythonFile<'s> {
         let mut file = PythonFile {
             functions: Vec::new(),
             classes: Vec::new(),
@@ -151,7 +153,7 @@ impl<'s> PythonFile<'s> {
         file.mros = (0..file.classes.len())
             .map(|class| file.method_resolution_order(class))
             .collect();
-        file.read_calls(source, root, &class_starts);
+        file.read_calls(source, root, &class_starts, with_modules);
         file
     }
 

@@ -86,9 +86,10 @@ impl<'s> PythonContext<'s> {
             .chain(conftests.iter().copied())
             .chain(modules.iter().map(|(_, module)| *module))
             .collect();
+        let with_modules = !modules.is_empty();
         let files: Vec<PythonFile> = sources
             .iter()
-            .map(|file| PythonFile::new(file.source, file.tree.root_node()))
+            .map(|file| PythonFile::new(file.source, file.tree.root_node(), with_modules))
             .collect();
         let modules_from = 1 + conftests.len();
         let namespaces = Namespaces::new(&sources, tests, conftests.len(), modules);
