@@ -4,9 +4,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use flakesense::analysis::{SourceTree, signals_of};
+use flakesense::analysis::{ParsedFile, SourceTree, signals_of};
 use flakesense::context::{
-    ContextUnit, MAX_DEPTH, MAX_UNITS, Resolver, SourceFile, conftest_candidates, resolve,
+    ContextUnit, MAX_DEPTH, MAX_UNITS, Resolver, SourceFile, Wanted, conftest_candidates, resolve,
+    wanted,
 };
 use flakesense::extract::{decode_source, extract_tests_from_tree, parse};
 use flakesense::language::Language;
@@ -397,4 +398,213 @@ fn a_tolerance_is_a_risk_where_what_the_test_runs_draws_at_random() {
         ["tolerance on sampled values `pytest.approx(1.0, abs=0.05)` (line 10)"]
     );
     assert!(evidence(1).is_empty(), "{:#?}", evidence(1));
+}
+
+/// At most this many other files are read for one test file, as a workspace bounds it.
+const MAX_REACHED: usize = 16;
+
+/// The other files a test file reaches, found as a workspace finds them: for what the test file,
+/// its `conftest.py` files and each file found in turn want ([`wanted`]), the first candidate
+/// that exists, each once, breadth first.
+fn reached(test_file: &Parsed, conftests: &[Parsed]) -> Vec<Parsed> {
+    let language = Language::from_path(Path::new(&test_file.path)).expect("a known extension");
+    let wanted_by = |parsed: &Parsed| {
+        let file = SourceFile {
+            source: &parsed.source,
+            tree: &parsed.tree,
+        };
+        wanted(language, &parsed.path, file)
+    };
+    let mut pending: Vec<Wanted> = std::iter::once(test_file)
+        .chain(conftests)
+        .flat_map(wanted_by)
+        .collect();
+    let mut found: Vec<Parsed> = Vec::new();
+    let mut next = 0;
+    while next < pending.len() && found.len() < MAX_REACHED {
+        let Wanted::File(candidates) = &pending[next] else {
+            next += 1;
+            continue;
+        };
+        next += 1;
+        let first = candidates.iter().find_map(|candidate| read(candidate));
+        let Some(file) = first else {
+            continue;
+        };
+        let known = std::iter::once(test_file).chain(conftests).chain(&found);
+        if known.clone().any(|known| known.path == file.path) {
+            continue;
+        }
+        pending.extend(wanted_by(&file));
+        found.push(file);
+    }
+    found
+}
+
+/// Per test: its id, then each unit as `kind name (file:line, depth n)`, resolved with the
+/// other files the test file reaches ([`reached`]).
+fn describe_across(relative: &str) -> String {
+    let test_file = read(relative).expect("the fixture exists");
+    let conftests = conftests(relative);
+    let modules = reached(&test_file, &conftests);
+    describe_with_modules(&test_file, &conftests, &modules)
+}
+
+/// [`describe`] with `modules`, the other files the test file reaches, after its conftest files.
+fn describe_with_modules(test_file: &Parsed, conftests: &[Parsed], modules: &[Parsed]) -> String {
+    let relative = test_file.path.as_str();
+    let language = Language::from_path(Path::new(relative)).expect("a known extension");
+    let tests =
+        extract_tests_from_tree(language, relative, &test_file.source, &test_file.tree).tests;
+    fn source_file(parsed: &Parsed) -> SourceFile<'_> {
+        SourceFile {
+            source: &parsed.source,
+            tree: &parsed.tree,
+        }
+    }
+    let conftest_files: Vec<SourceFile> = conftests.iter().map(source_file).collect();
+    let module_files: Vec<(&str, SourceFile)> = modules
+        .iter()
+        .map(|module| (module.path.as_str(), source_file(module)))
+        .collect();
+    let resolver = Resolver::new(
+        language,
+        source_file(test_file),
+        &conftest_files,
+        &module_files,
+        &tests,
+    );
+    let extras: Vec<Parsed> = conftests
+        .iter()
+        .chain(modules)
+        .map(|parsed| parse_text(language, &parsed.path, parsed.source.clone()))
+        .collect();
+    let mut text = String::new();
+    for test in &tests {
+        let units = resolver.context(test);
+        assert_consistent(test_file, &extras, &test.range, &units);
+        let _ = writeln!(text, "{}", test.id);
+        for unit in &units {
+            let unit_file = unit.file.map_or(test_file, |index| &extras[index]);
+            let _ = writeln!(
+                text,
+                "  {kind:?} {name} ({path}:{line}, depth {depth})",
+                kind = unit.kind,
+                name = unit.name,
+                path = unit_file.path,
+                line = line_of(&unit_file.source, unit.range.start),
+                depth = unit.depth,
+            );
+        }
+    }
+    text
+}
+
+#[test]
+fn python_helpers_the_code_under_test_and_fixtures_from_other_modules() {
+    insta::assert_snapshot!(describe_across("python/shop/test_checkout.py"));
+}
+
+#[test]
+fn python_a_fixture_imported_into_conftest_and_a_plugin_s_fixture_are_found_where_defined() {
+    let described = describe_across("python/shop/test_checkout.py");
+    let units = units_of(&described, "::test_checkout_waits_for_the_gateway");
+    for expected in [
+        "Fixture payment_gateway (python/support/fixtures.py:",
+        "Fixture frozen_time (python/support/plugin.py:",
+        "Helper connect (python/support/gateway.py:",
+        "Helper now (python/support/clock.py:",
+        "Helper open_cart (python/shop/pages.py:",
+    ] {
+        assert!(
+            units.iter().any(|unit| unit.contains(expected)),
+            "{expected}: {units:#?}"
+        );
+    }
+    assert!(
+        !units.iter().any(|unit| unit.contains("unused_here")),
+        "{units:#?}"
+    );
+}
+
+#[test]
+fn truncated_modules_never_yield_units_outside_their_files() {
+    let relative = "python/shop/test_checkout.py";
+    let test_file = read(relative).expect("the fixture exists");
+    let conftests = conftests(relative);
+    let modules = reached(&test_file, &conftests);
+    let paths: Vec<&str> = modules.iter().map(|module| module.path.as_str()).collect();
+    // The test file's imports in order, then the conftest files' (fixtures, the plugin).
+    assert_eq!(
+        paths,
+        [
+            "python/support/clock.py",
+            "python/support/waiting.py",
+            "python/support/gateway.py",
+            "python/shop/pages.py",
+            "python/support/fixtures.py",
+            "python/support/plugin.py",
+        ]
+    );
+    // Each module cut short in turn; `describe_with_modules` checks every unit's place.
+    for cut in 0..modules.len() {
+        let bytes = modules[cut].source.as_bytes();
+        for end in (0..=bytes.len()).step_by(37) {
+            let (prefix, _) = decode_source(&bytes[..end]);
+            let mut truncated: Vec<Parsed> = modules
+                .iter()
+                .map(|module| parse_text(Language::Python, &module.path, module.source.clone()))
+                .collect();
+            truncated[cut] = parse_text(Language::Python, paths[cut], prefix);
+            describe_with_modules(&test_file, &conftests, &truncated);
+        }
+    }
+}
+
+#[test]
+fn a_connection_the_imported_code_under_test_opens_is_evidence_against_the_test() {
+    let relative = "python/shop/test_checkout.py";
+    let test_file = read(relative).expect("the fixture exists");
+    let conftests = conftests(relative);
+    let modules = reached(&test_file, &conftests);
+    let shared = |parsed: &Parsed| {
+        let (path, text) = (parsed.path.clone(), parsed.source.clone());
+        std::sync::Arc::new(ParsedFile::new(Language::Python, path, text).expect("parses"))
+    };
+    let conftests: Vec<_> = conftests.iter().map(shared).collect();
+    let modules: Vec<_> = modules.iter().map(shared).collect();
+    let tests = extract_tests_from_tree(
+        Language::Python,
+        relative,
+        &test_file.source,
+        &test_file.tree,
+    )
+    .tests;
+    let file = SourceTree::new(
+        Language::Python,
+        relative,
+        &test_file.source,
+        &test_file.tree,
+    );
+    let evidence = |modules: &[std::sync::Arc<ParsedFile>]| -> Vec<String> {
+        let signals = signals_of(&file, &conftests, modules, &tests);
+        let at = tests
+            .iter()
+            .position(|test| test.name == "test_checkout_waits_for_the_gateway");
+        let risks = &signals[at.expect("the test is found")].risks;
+        risks
+            .iter()
+            .map(|hit| format!("{} {}", hit.text, hit.whereabouts()))
+            .collect()
+    };
+    let connection = "socket.create_connection((\"pay.example.com\", 443)) \
+                      in helper `connect` (python/support/gateway.py:12)";
+    let across = evidence(&modules);
+    assert!(across.contains(&connection.to_owned()), "{across:#?}");
+    // Read alone, the file shows only what its conftest files run.
+    let alone = evidence(&[]);
+    assert_eq!(
+        alone,
+        ["time.sleep(0.5) in fixture `reset_environment` (python/conftest.py:28)"]
+    );
 }

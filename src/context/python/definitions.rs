@@ -1,13 +1,14 @@
-//! Reads a Python file's functions, classes, module-level assignments and call sites.
+//! Reads a Python file's functions, classes and module-level assignments; its call sites are
+//! read by [`super::call_sites`].
 
 use std::ops::Range;
-use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap as HashMap;
 use tree_sitter::Node;
 
+use super::call_sites::{Call, Instantiation};
 use super::pytest::{self, Fixture, Marks};
-use crate::context::syntax::{Kinds, contains, last_segment, named_children, preorder, text};
+use crate::context::syntax::{last_segment, named_children, text};
 
 /// A function or method defined at module or class level.
 pub(super) struct Function<'s> {
@@ -38,32 +39,14 @@ pub(super) struct Assignment<'s> {
     pub(super) range: Range<usize>,
 }
 
-pub(super) enum Receiver<'s> {
-    /// `foo()`: a module-level function.
-    Module,
-    /// `self.foo()` or `cls.foo()`.
-    Instance,
-    /// `super().foo()`.
-    Super,
-    /// `Name.foo()`: a method of a class of the file called `Name`.
-    Named(&'s str),
-}
-
-pub(super) struct Call<'s> {
-    pub(super) at: usize,
-    pub(super) name: &'s str,
-    pub(super) receiver: Receiver<'s>,
-    /// The call is in a `finally` block.
-    pub(super) cleanup: bool,
-    pub(super) class: Option<usize>,
-}
-
 /// The definitions and call sites of one Python file.
 pub(super) struct PythonFile<'s> {
     pub(super) functions: Vec<Function<'s>>,
     pub(super) classes: Vec<Class<'s>>,
     pub(super) assignments: Vec<Assignment<'s>>,
     pub(super) calls: Vec<Call<'s>>,
+    /// Sorted by offset.
+    pub(super) instantiations: Vec<Instantiation<'s>>,
     /// Module-level functions by name, the last definition winning as in Python.
     pub(super) module_functions: HashMap<&'s str, usize>,
     pub(super) methods: HashMap<(usize, &'s str), usize>,
@@ -87,12 +70,15 @@ pub(super) enum Item {
 }
 
 impl<'s> PythonFile<'s> {
-    pub(super) fn new(source: &'s str, root: Node) -> PythonFile<'s> {
+    /// Reads the file. `with_modules`: the resolver has other modules, so a call on a dotted
+    /// name (`a.b.f()`) may run an imported module's function and is worth keeping.
+    pub(super) fn new(source: &'s str, root: Node, with_modules: bool) -> PythonFile<'s> {
         let mut file = PythonFile {
             functions: Vec::new(),
             classes: Vec::new(),
             assignments: Vec::new(),
             calls: Vec::new(),
+            instantiations: Vec::new(),
             module_functions: HashMap::default(),
             methods: HashMap::default(),
             module_fixtures: HashMap::default(),
@@ -167,7 +153,7 @@ impl<'s> PythonFile<'s> {
         file.mros = (0..file.classes.len())
             .map(|class| file.method_resolution_order(class))
             .collect();
-        file.read_calls(source, root, &class_starts);
+        file.read_calls(source, root, &class_starts, with_modules);
         file
     }
 
@@ -273,58 +259,6 @@ impl<'s> PythonFile<'s> {
         }
     }
 
-    fn read_calls(&mut self, source: &'s str, root: Node, class_starts: &HashMap<usize, usize>) {
-        let mut open: Vec<usize> = Vec::new();
-        preorder(root, walked_kinds(root), |node, cleanup| {
-            let range = node.byte_range();
-            while open
-                .last()
-                .is_some_and(|&class| !contains(&self.classes[class].range, &range))
-            {
-                open.pop();
-            }
-            match node.kind() {
-                // A decorated class starts at its first decorator, where its statement starts.
-                "class_definition" | "decorated_definition" => {
-                    open.extend(class_starts.get(&range.start))
-                }
-                "call" => {
-                    let Some(function) = node.child_by_field_name("function") else {
-                        return;
-                    };
-                    let (name, receiver) = match function.kind() {
-                        "identifier" => (function, Receiver::Module),
-                        "attribute" => {
-                            let (Some(object), Some(name)) = (
-                                function.child_by_field_name("object"),
-                                function.child_by_field_name("attribute"),
-                            ) else {
-                                return;
-                            };
-                            let receiver = match (object.kind(), text(source, object)) {
-                                ("identifier", "self" | "cls") => Receiver::Instance,
-                                ("identifier", class_name) => Receiver::Named(class_name),
-                                ("call", _) if calls_super(source, object) => Receiver::Super,
-                                _ => return,
-                            };
-                            (name, receiver)
-                        }
-                        _ => return,
-                    };
-                    self.calls.push(Call {
-                        at: name.start_byte(),
-                        name: text(source, name),
-                        receiver,
-                        cleanup,
-                        class: open.last().copied(),
-                    });
-                }
-                _ => {}
-            }
-        });
-        self.calls.sort_by_key(|call| call.at);
-    }
-
     /// The class, then its bases defined in the file, depth first from the left (a simplified
     /// C3 linearisation that agrees with it on the hierarchies tests use), each once.
     fn method_resolution_order(&self, class: usize) -> Vec<usize> {
@@ -374,19 +308,4 @@ impl<'s> PythonFile<'s> {
             .map(Item::Assignment);
         assignment.or_else(|| self.module_functions.get(name).copied().map(Item::Function))
     }
-}
-
-/// Whether `call` is `super()`.
-fn calls_super(source: &str, call: Node) -> bool {
-    let function = call.child_by_field_name("function");
-    function.is_some_and(|function| text(source, function) == "super")
-}
-
-/// The kinds the walk over the whole file stops at.
-pub(in crate::context) fn walked_kinds(root: Node) -> &'static Kinds {
-    static KINDS: OnceLock<Kinds> = OnceLock::new();
-    KINDS.get_or_init(|| {
-        let names = ["class_definition", "decorated_definition", "call"];
-        Kinds::new(&root.language(), &names)
-    })
 }

@@ -1,24 +1,35 @@
 //! Python: the set-up and tear-down (unittest and pytest's xunit style), fixtures, parameter
-//! sources and helpers a test runs, from its file and the `conftest.py` files above it.
+//! sources and helpers a test runs, from its file, the `conftest.py` files above it and the other
+//! modules of the workspace it reaches: those its classes inherit methods from, those it imports
+//! helpers, classes and fixtures from, and the plugin modules `pytest_plugins` names.
 //!
 //! A test a class inherits runs in that class: its set-up, and fixtures looked up from it first,
 //! whichever class or module defines the method. A method of another module brings that module's
 //! helpers and its class's fixtures, not its module-level ones (pytest does not see those).
 
+mod call_sites;
+mod calls;
 mod definitions;
-
-pub(super) use self::definitions::walked_kinds;
+mod imports;
+mod namespace;
 mod pytest;
+#[cfg(test)]
+mod tests;
+mod wanted;
+
+pub(super) use self::call_sites::walked_kinds;
+pub(super) use self::wanted::wanted;
 
 use std::ops::Range;
 
 use rustc_hash::FxHashSet as HashSet;
 
-use self::definitions::{Item, PythonFile, Receiver};
+use self::definitions::{Item, PythonFile};
+use self::namespace::Namespaces;
 use self::pytest::Level;
-use super::graph::{Graph, Step, breadth_first, within};
+use super::graph::{Graph, Step, breadth_first};
 use super::syntax::contains;
-use super::{Anchor, ContextKind, ContextUnit, SourceFile};
+use super::{ContextKind, ContextUnit, SourceFile};
 use crate::extract::TestMethod;
 
 /// Module-level functions that run around every test function, not methods (pytest).
@@ -40,11 +51,11 @@ const CLASS_SET_UP: [(&str, ContextKind); 6] = [
     ("teardown_method", ContextKind::TearDown),
 ];
 
-/// Which file (0 for the test's file, `i + 1` for the i-th `conftest.py`, then the modules
-/// classes derive from) and which item in it.
+/// Which file (0 for the test's file, `i + 1` for the i-th `conftest.py`, then the other
+/// modules) and which item in it.
 type Key = (usize, Item);
 
-/// A Python file, its `conftest.py` files and the modules its classes derive from, read once,
+/// A Python file, its `conftest.py` files and the other modules its tests reach, read once,
 /// ready to resolve any of its tests.
 pub(super) struct PythonContext<'s> {
     /// The test's file, the `conftest.py` files from the nearest directory up, then the modules.
@@ -54,12 +65,14 @@ pub(super) struct PythonContext<'s> {
     /// The paths of the modules, in the order of `files`.
     module_paths: Vec<&'s str>,
     test_name_starts: HashSet<usize>,
-}
-
-/// What the Python `file` at `path` uses that other files may define ([`super::Wanted`]).
-pub(super) fn wanted(path: &str, file: SourceFile) -> Vec<super::Wanted> {
-    let _ = (path, file);
-    Vec::new()
+    /// What each file imports from the others; nothing when there are no modules.
+    namespaces: Namespaces<'s>,
+    /// The plugin modules of the test's file and its `conftest.py` files, whose fixtures come
+    /// after theirs.
+    plugins: Vec<usize>,
+    /// Per file, the `autouse` fixtures it imports from others (see
+    /// [`Namespaces::imported_autouse`]); read for the files whose fixtures tests see.
+    imported_autouse: Vec<Vec<(usize, usize)>>,
 }
 
 impl<'s> PythonContext<'s> {
@@ -69,15 +82,30 @@ impl<'s> PythonContext<'s> {
         modules: &[(&'s str, SourceFile<'s>)],
         tests: &[TestMethod],
     ) -> PythonContext<'s> {
-        let files = std::iter::once(file)
+        let sources: Vec<SourceFile> = std::iter::once(file)
             .chain(conftests.iter().copied())
-            .chain(modules.iter().map(|(_, module)| *module));
-        let files = files.map(|file| PythonFile::new(file.source, file.tree.root_node()));
+            .chain(modules.iter().map(|(_, module)| *module))
+            .collect();
+        let with_modules = !modules.is_empty();
+        let files: Vec<PythonFile> = sources
+            .iter()
+            .map(|file| PythonFile::new(file.source, file.tree.root_node(), with_modules))
+            .collect();
+        let modules_from = 1 + conftests.len();
+        let namespaces = Namespaces::new(&sources, tests, conftests.len(), modules);
+        let plugins = namespaces.plugins(0..modules_from);
+        let mut imported_autouse = vec![Vec::new(); files.len()];
+        for file in (0..modules_from).chain(plugins.iter().copied()) {
+            imported_autouse[file] = namespaces.imported_autouse(&files, file);
+        }
         PythonContext {
-            files: files.collect(),
-            modules_from: 1 + conftests.len(),
+            files,
+            modules_from,
             module_paths: modules.iter().map(|(path, _)| *path).collect(),
             test_name_starts: tests.iter().map(|test| test.name_range.start).collect(),
+            namespaces,
+            plugins,
+            imported_autouse,
         }
     }
 
@@ -108,6 +136,8 @@ impl<'s> PythonContext<'s> {
 /// One test's view of the files: which fixtures it sees, and which definitions are tests.
 struct TestScope<'a, 's> {
     files: &'a [PythonFile<'s>],
+    namespaces: &'a Namespaces<'s>,
+    imported_autouse: &'a [Vec<(usize, usize)>],
     test_name_starts: &'a HashSet<usize>,
     /// The test's own definition (its file and index), when the files' definitions hold it.
     function: Option<(usize, usize)>,
@@ -159,10 +189,12 @@ impl<'a, 's> TestScope<'a, 's> {
             .unwrap_or_default();
         TestScope {
             files,
+            namespaces: &context.namespaces,
+            imported_autouse: &context.imported_autouse,
             test_name_starts: &context.test_name_starts,
             function,
             class,
-            levels: pytest::levels(files, class, &more, context.modules_from),
+            levels: pytest::levels(files, class, &more, context.modules_from, &context.plugins),
         }
     }
 
@@ -190,11 +222,17 @@ impl<'a, 's> TestScope<'a, 's> {
             }
         }
         // Autouse fixtures first, as pytest sets them up first.
-        for (position, level) in self.levels.iter().enumerate() {
+        for level in &self.levels {
             let file = &self.files[level.file];
             for &index in &file.autouse {
                 if file.functions[index].class == level.class {
-                    roots.extend(self.fixture_step(position, index));
+                    roots.extend(self.fixture_step(level.file, index));
+                }
+            }
+            if level.class.is_none() {
+                let imported = self.imported_autouse.get(level.file);
+                for &(file, index) in imported.map(Vec::as_slice).unwrap_or_default() {
+                    roots.extend(self.fixture_step(file, index));
                 }
             }
         }
@@ -248,13 +286,26 @@ impl<'a, 's> TestScope<'a, 's> {
 
     /// The fixture `name` requested from `levels[from..]`.
     fn requested(&self, name: &str, from: usize) -> Option<Step<Key>> {
-        let (position, function) = pytest::find_fixture(self.files, &self.levels, name, from)?;
-        self.fixture_step(position, function)
+        let mut later = self.levels.iter().skip(from);
+        let (file, function) = later.find_map(|&level| self.fixture_at(level, name))?;
+        self.fixture_step(file, function)
+    }
+
+    /// The fixture `name` a level defines (its file and index): its own, or for a module one
+    /// it imports from another.
+    fn fixture_at(&self, level: Level, name: &str) -> Option<(usize, usize)> {
+        let file = self.files.get(level.file)?;
+        match (file.fixture(level.class, name), level.class) {
+            (Some(function), _) => Some((level.file, function)),
+            (None, Some(_)) => None,
+            (None, None) => self
+                .namespaces
+                .imported_fixture(self.files, level.file, name),
+        }
     }
 
     /// The step into a fixture, `None` for one set up once for many tests.
-    fn fixture_step(&self, position: usize, function: usize) -> Option<Step<Key>> {
-        let file = self.levels[position].file;
+    fn fixture_step(&self, file: usize, function: usize) -> Option<Step<Key>> {
         let shared = self.files[file].functions[function]
             .fixture
             .as_ref()
@@ -264,37 +315,6 @@ impl<'a, 's> TestScope<'a, 's> {
             kind: ContextKind::Fixture,
             anchor: None,
         })
-    }
-
-    /// Appends a helper step for each function or method of `file` that a call in `range` runs.
-    fn helpers(&self, file: usize, range: &Range<usize>, found: &mut Vec<Step<Key>>) {
-        let python = &self.files[file];
-        for call in within(&python.calls, |call| call.at, range) {
-            let caller_mro = call
-                .class
-                .map(|class| python.mro(class))
-                .unwrap_or_default();
-            let function = match call.receiver {
-                Receiver::Module => python.module_functions.get(call.name).copied(),
-                Receiver::Instance => python.method(caller_mro, call.name),
-                Receiver::Super => {
-                    python.method(caller_mro.get(1..).unwrap_or_default(), call.name)
-                }
-                Receiver::Named(class_name) => python
-                    .classes_by_name
-                    .get(class_name)
-                    .and_then(|&class| python.method(python.mro(class), call.name)),
-            };
-            let anchor = Some(Anchor {
-                at: call.at,
-                cleanup: call.cleanup,
-            });
-            found.extend(function.map(|function| Step {
-                key: (file, Item::Function(function)),
-                kind: ContextKind::Helper,
-                anchor,
-            }));
-        }
     }
 }
 
@@ -306,10 +326,14 @@ impl Graph for TestScope<'_, '_> {
         let (name, range) = match item {
             Item::Function(index) => {
                 let function = &python.functions[index];
-                let name = function
-                    .fixture
-                    .as_ref()
-                    .map_or(function.name, |fixture| fixture.name);
+                let name = match (&function.fixture, function.class) {
+                    (Some(fixture), _) => fixture.name,
+                    // A constructor goes by its class's name, as the call that runs it reads.
+                    (None, Some(class)) if function.name == "__init__" => {
+                        python.classes[class].name
+                    }
+                    (None, _) => function.name,
+                };
                 (name, function.range.clone())
             }
             Item::Assignment(index) => (
@@ -347,16 +371,17 @@ impl Graph for TestScope<'_, '_> {
         let (ContextKind::Fixture, Some(fixture)) = (step.kind, &function.fixture) else {
             return;
         };
-        // A fixture requesting its own name extends the one it overrides, further out.
-        let own_level = self
-            .levels
-            .iter()
-            .position(|level| level.file == file && level.class == function.class);
+        // A fixture requesting its own name extends the one it overrides, further out: after
+        // the level it is found at (for one a module imports, the importing module's).
         for parameter in &function.parameters {
-            let from = match own_level {
-                Some(position) if *parameter == fixture.name => position + 1,
-                _ => 0,
-            };
+            let own_level = (*parameter == fixture.name)
+                .then(|| {
+                    let mut levels = self.levels.iter();
+                    levels
+                        .position(|&level| self.fixture_at(level, parameter) == Some((file, index)))
+                })
+                .flatten();
+            let from = own_level.map_or(0, |position| position + 1);
             found.extend(self.requested(parameter, from));
         }
         for name in &fixture.params {

@@ -1,6 +1,7 @@
 //! pytest: what decorators and marks say (fixtures, `usefixtures`, `parametrize`) and where a
-//! requested fixture is found, in the order pytest looks: the test's class and its bases, its
-//! enclosing classes, its module, then the `conftest.py` files from the nearest directory up.
+//! requested fixture is looked for, in the order pytest looks: the test's class and its bases,
+//! its enclosing classes, its module, the `conftest.py` files from the nearest directory up,
+//! then the plugin modules `pytest_plugins` names.
 
 use tree_sitter::Node;
 
@@ -198,20 +199,22 @@ pub(super) fn names_used<'s>(source: &'s str, expression: Node) -> Vec<&'s str> 
 /// One place where fixtures are defined, as seen from a test: a class of a file, or a module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Level {
-    /// 0 for the test's file, `i + 1` for the i-th `conftest.py`.
+    /// 0 for the test's file, `i + 1` for the i-th `conftest.py`, then the other modules.
     pub file: usize,
     pub class: Option<usize>,
 }
 
 /// The levels a test in `class` (if any) of file 0 sees, nearest first: the class and its bases,
 /// each enclosing class and its bases, `more` (the classes of other modules it derives from),
-/// the module, then each `conftest.py` (the first `modules` files; the others are modules
-/// classes derive from, whose module-level fixtures a test of file 0 does not see).
+/// the module, each `conftest.py` (the first `modules` files), then each of `plugins`. The
+/// module-level fixtures of other modules are not seen (pytest does not collect them) unless
+/// they are plugins or a level imports them.
 pub(super) fn levels(
     files: &[PythonFile],
     class: Option<usize>,
     more: &[Level],
     modules: usize,
+    plugins: &[usize],
 ) -> Vec<Level> {
     let mut levels: Vec<Level> = Vec::new();
     let test_file = &files[0];
@@ -234,22 +237,9 @@ pub(super) fn levels(
         }
     }
     levels.extend((0..modules.min(files.len())).map(|file| Level { file, class: None }));
+    let plugins = plugins.iter().filter(|&&file| file < files.len());
+    levels.extend(plugins.map(|&file| Level { file, class: None }));
     levels
-}
-
-/// The fixture named `name` visible from `levels[from..]`: its level's position and the function.
-pub(super) fn find_fixture(
-    files: &[PythonFile],
-    levels: &[Level],
-    name: &str,
-    from: usize,
-) -> Option<(usize, usize)> {
-    let later = levels.iter().enumerate().skip(from);
-    later
-        .filter_map(|(position, level)| {
-            Some((position, files.get(level.file)?.fixture(level.class, name)?))
-        })
-        .next()
 }
 
 #[cfg(test)]
