@@ -205,7 +205,8 @@ mod tests {
                         splice.in_body && same_calls(last, splice, &file)
                     }),
             );
-            let (signals, next_read) = signals(last.as_ref(), splice.as_ref(), file, &[], &tests);
+            let (signals, next_read) =
+                signals(last.as_ref(), splice.as_ref(), file, &[], &[], &tests);
             assert_eq!(
                 signals, whole,
                 "{language}, step {step}: {splice:?}\n{text}"
