@@ -22,10 +22,13 @@ mod java_file;
 #[path = "common/tree.rs"]
 mod tree;
 
+#[path = "common/process.rs"]
+mod process;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use process::{Run, git, percentile, walk};
 use serde_json::{Value, json};
 
 fn binary() -> PathBuf {
@@ -35,100 +38,21 @@ fn binary() -> PathBuf {
     )
 }
 
-/// One finished run of the binary: its wall time, processor time and peak resident set.
-struct Run {
-    wall: Duration,
-    cpu: Duration,
-    max_rss_mb: f64,
-}
-
-/// Runs the binary with `arguments` in `directory` and waits for it, reading its peak resident
-/// set from `wait4` (Linux and other Unixes; 0 elsewhere).
+/// Runs the binary with `arguments` in `directory` and waits for it.
 fn run(directory: &Path, arguments: &[&str]) -> Run {
-    let started = Instant::now();
-    let child = Command::new(binary())
-        .args(arguments)
-        .current_dir(directory)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts");
-    let (status, cpu, max_rss_mb) = wait(child);
-    let wall = started.elapsed();
-    assert!(
-        status == 0 || status == 1,
-        "{arguments:?} exited with {status}"
-    );
-    Run {
-        wall,
-        cpu,
-        max_rss_mb,
-    }
-}
-
-#[cfg(unix)]
-fn wait(child: std::process::Child) -> (i32, Duration, f64) {
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: `rusage` is plain data that `wait4` fills in; the pid is our own child's.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: both pointers are to live locals of the right types.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid, "wait4 failed");
-    std::mem::forget(child);
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    let seconds = |time: libc::timeval| {
-        Duration::from_secs(time.tv_sec as u64) + Duration::from_micros(time.tv_usec as u64)
-    };
-    let cpu = seconds(usage.ru_utime) + seconds(usage.ru_stime);
-    // Kilobytes on Linux.
-    (code, cpu, usage.ru_maxrss as f64 / 1024.0)
-}
-
-#[cfg(not(unix))]
-fn wait(mut child: std::process::Child) -> (i32, Duration, f64) {
-    let status = child.wait().expect("the child ends");
-    (status.code().unwrap_or(-1), Duration::ZERO, 0.0)
-}
-
-/// The value below which `share` of the sorted values lie (nearest rank).
-fn percentile(sorted: &[f64], share: f64) -> f64 {
-    sorted[((sorted.len() - 1) as f64 * share).round() as usize]
+    process::run(&binary(), directory, arguments)
 }
 
 fn report(what: &str, runs: &[Run]) {
-    let mut walls: Vec<f64> = runs
-        .iter()
-        .map(|run| run.wall.as_secs_f64() * 1e3)
-        .collect();
-    walls.sort_by(f64::total_cmp);
-    let mut cpu: Vec<f64> = runs.iter().map(|run| run.cpu.as_secs_f64() * 1e3).collect();
-    cpu.sort_by(f64::total_cmp);
-    let mut rss: Vec<f64> = runs.iter().map(|run| run.max_rss_mb).collect();
-    rss.sort_by(f64::total_cmp);
+    let sorted = process::sorted(runs);
     println!(
         "{what}: {} runs, median {:.1} ms, p90 {:.1} ms (processor time median {:.1} ms); peak resident median {:.0} MB",
         runs.len(),
-        percentile(&walls, 0.5),
-        percentile(&walls, 0.9),
-        percentile(&cpu, 0.5),
-        percentile(&rss, 0.5),
+        percentile(&sorted.wall_ms, 0.5),
+        percentile(&sorted.wall_ms, 0.9),
+        percentile(&sorted.cpu_ms, 0.5),
+        percentile(&sorted.rss_mb, 0.5),
     );
-}
-
-fn git(directory: &Path, arguments: &[&str]) {
-    let status = Command::new("git")
-        .args(arguments)
-        .current_dir(directory)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {arguments:?}");
 }
 
 /// A git repository holding only the demo's three files, one per language.
@@ -175,21 +99,7 @@ fn repository() -> Repository {
     std::fs::write(root.join("flakesense.toml"), "").expect("writable");
     tree::generate(&root);
     std::fs::write(root.join("GeneratedTest.java"), java_file::generated_file()).expect("writable");
-    git(&root, &["init", "--quiet"]);
-    git(&root, &["add", "."]);
-    git(
-        &root,
-        &[
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@example.com",
-            "commit",
-            "--quiet",
-            "-m",
-            "generated",
-        ],
-    );
+    process::commit_everything(&root, "generated");
     Repository {
         _directory: directory,
         root,
@@ -211,30 +121,6 @@ fn stage_a_change(root: &Path) -> PathBuf {
     std::fs::write(&changed, format!("{}{added}}}\n", &text[..end])).expect("writable");
     git(root, &["add", "."]);
     changed
-}
-
-fn walk(directory: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut pending = vec![directory.to_path_buf()];
-    while let Some(directory) = pending.pop() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(&directory)
-            .map(|entries| {
-                entries
-                    .filter_map(|entry| Some(entry.ok()?.path()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    found
 }
 
 fn staged(repository: &Repository, runs: usize) {
@@ -379,10 +265,7 @@ fn main() {
     println!(
         "binary: {}; load average at the start: {}",
         binary().display(),
-        std::fs::read_to_string("/proc/loadavg")
-            .ok()
-            .and_then(|load| load.split_whitespace().next().map(str::to_string))
-            .unwrap_or_else(|| "unknown".to_string())
+        process::load_average()
     );
     if wanted("files") {
         files(runs);
