@@ -189,6 +189,7 @@ pub fn signals_in_context(
         place: Place::Test,
         called_at: None,
         cleanup: false,
+        under_test: false,
     }];
     let extras = conftests.iter().chain(modules);
     for unit in units {
@@ -196,6 +197,9 @@ pub fn signals_in_context(
             Some(extra) => (&extra.scan, Some(extra.path.clone())),
             None => (&file.scan, None),
         };
+        let under_test = path
+            .as_deref()
+            .is_some_and(|path| !context::is_test_code(path));
         regions.push(Region {
             scan,
             range: unit.range.clone(),
@@ -206,6 +210,7 @@ pub fn signals_in_context(
             },
             called_at: unit.anchor.map(|anchor| anchor.at),
             cleanup: unit.anchor.is_some_and(|anchor| anchor.cleanup),
+            under_test,
         });
     }
     let mut signals = signals::detect_regions(file.language, &regions);

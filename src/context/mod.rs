@@ -280,6 +280,38 @@ pub fn calls_of<'s>(
     found
 }
 
+/// Whether the file at `path` (workspace-relative, `/`-separated) is test code: in a test
+/// directory (`test`, `tests`, `testing`, `src/test`, `src/it`, `testFixtures`, `benches`), or
+/// named as a test module or support file is (`test_*.py`, `*_test.py`, `conftest.py`,
+/// `*Test.java`, `*Tests.java`, `*TestBase.java`, `*TestCase.java`, `*_test.rs`, `tests.rs`).
+/// Anything else a test reaches is the code under test.
+pub fn is_test_code(path: &str) -> bool {
+    let segments: Vec<&str> = path.split('/').collect();
+    let (name, directories) = segments.split_last().unwrap_or((&"", &[]));
+    let test_directory = directories.iter().any(|directory| {
+        matches!(
+            *directory,
+            "test" | "tests" | "testing" | "it" | "testFixtures" | "benches" | "test-utils"
+        ) || directory.ends_with("-test")
+            || directory.ends_with("-tests")
+            || directory.ends_with("_test")
+            || directory.ends_with("_tests")
+    });
+    let stem = name.rsplit_once('.').map_or(*name, |(stem, _)| stem);
+    let test_name = name.starts_with("test_")
+        || *name == CONFTEST
+        || stem.ends_with("_test")
+        || stem == "tests"
+        || stem.ends_with("Test")
+        || stem.ends_with("Tests")
+        || stem.ends_with("TestBase")
+        || stem.ends_with("TestCase")
+        || stem
+            .strip_prefix("Test")
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()));
+    test_directory || test_name
+}
+
 /// The file pytest takes a directory's fixtures and hooks from.
 pub const CONFTEST: &str = "conftest.py";
 
@@ -389,6 +421,33 @@ mod tests {
             let units = found.iter().find(|(name, _)| name == test);
             let units = units.map(|(_, units)| units.as_slice()).unwrap_or_default();
             assert_eq!(units, expected, "{language}");
+        }
+    }
+
+    #[test]
+    fn test_code_is_told_from_the_code_under_test_by_its_place_and_name() {
+        for path in [
+            "src/test/java/a/ClusterTestBase.java",
+            "tests/helpers.py",
+            "pkg/test_x.py",
+            "pkg/conftest.py",
+            "tests/common/mod.rs",
+            "paimon-core/src/test/java/a/Util.java",
+            "src/a/b_test.rs",
+            "module/AbstractTestCase.java",
+            "legacy/TestOrders.java",
+        ] {
+            assert!(is_test_code(path), "{path}");
+        }
+        for path in [
+            "src/main/java/a/Indexer.java",
+            "src/anyio/_core/_eventloop.py",
+            "src/net.rs",
+            "latest/Contest.java",
+            "attestation.py",
+            "src/main/java/a/Testimony.java",
+        ] {
+            assert!(!is_test_code(path), "{path}");
         }
     }
 

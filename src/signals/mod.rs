@@ -239,6 +239,10 @@ pub struct Region<'a> {
     pub called_at: Option<usize>,
     /// The region runs as clean-up: a helper called from a `finally` block.
     pub cleanup: bool,
+    /// The region is the code under test: a file of the workspace that is no test code
+    /// ([`crate::context::is_test_code`]). Its state is its own to keep: a cache it fills or a
+    /// registry it writes is no state the test forgot to restore.
+    pub under_test: bool,
 }
 
 /// What the catalogue finds in a test (the first region) and what it runs (the others,
@@ -326,6 +330,7 @@ pub fn detect(language: Language, code: &str) -> Signals {
                     place: Place::Test,
                     called_at: None,
                     cleanup: false,
+                    under_test: false,
                 }],
             )
         }

@@ -239,6 +239,7 @@ fn hits_in_context_become_context_features() {
                 place: Place::Test,
                 called_at: None,
                 cleanup: false,
+                under_test: false,
             },
             Region {
                 scan: &scanned,
@@ -250,6 +251,7 @@ fn hits_in_context_become_context_features() {
                 },
                 called_at: None,
                 cleanup: false,
+                under_test: false,
             },
         ],
     );
@@ -274,6 +276,7 @@ fn a_mitigation_in_what_the_test_runs_cancels_the_risks_that_name_it() {
         place: Place::Test,
         called_at: None,
         cleanup: false,
+        under_test: false,
     };
     let alone = detect_regions(Language::Python, std::slice::from_ref(&test_region));
     assert_eq!(alone.features(), ["randomness"]);
@@ -291,6 +294,7 @@ fn a_mitigation_in_what_the_test_runs_cancels_the_risks_that_name_it() {
                 },
                 called_at: None,
                 cleanup: false,
+                under_test: false,
             },
         ],
     );
@@ -385,6 +389,7 @@ fn a_helper_runs_where_the_test_calls_it() {
             },
             called_at: source.find(called),
             cleanup: false,
+            under_test: false,
         };
         let regions = vec![
             Region {
@@ -393,6 +398,7 @@ fn a_helper_runs_where_the_test_calls_it() {
                 place: Place::Test,
                 called_at: None,
                 cleanup: false,
+                under_test: false,
             },
             helper("enable", span("static void enable", "}"), "enable();"),
             helper("disable", span("static void disable", "}"), "disable();"),

@@ -28,6 +28,8 @@ pub(super) struct Event<'a> {
     pub(super) order: (Phase, usize, usize, usize),
     /// The code runs as clean-up: in a `finally` block, or in a helper called from one.
     pub(super) cleanup: bool,
+    /// The code is the code under test ([`Region::under_test`]).
+    pub(super) under_test: bool,
 }
 
 impl Event<'_> {
@@ -80,6 +82,7 @@ pub(super) fn events<'a>(catalogue: &Catalogue, regions: &'a [Region<'a>]) -> Ve
                 phase,
                 order,
                 cleanup: region.cleanup || hit.traits.flags & CLEANUP != 0,
+                under_test: region.under_test,
             });
         }
     }

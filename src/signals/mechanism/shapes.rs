@@ -133,7 +133,13 @@ pub(super) fn unrestored(events: &[Event<'_>], roles: &Roles) -> Option<Parts> {
         // A write in set-up, a field or a fixture is made afresh before every test that runs
         // it: it cannot change this test's outcome, only later tests'. The test's own writes
         // (and its helpers') are what another test can see.
-        if !roles.write.contains(&write.entry) || restoring(write) || write.phase != Phase::Test {
+        // Nor is what the code under test keeps (a cache it fills, a registry it writes): it is
+        // the code's own design, there whichever test ran first, not state the test forgot.
+        if !roles.write.contains(&write.entry)
+            || restoring(write)
+            || write.phase != Phase::Test
+            || write.under_test
+        {
             continue;
         }
         let Some(key) = &write.hit.traits.key else {
