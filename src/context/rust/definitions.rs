@@ -1,8 +1,11 @@
-//! Reads a Rust file's inline modules, functions and call sites.
+//! Reads a Rust file's modules (inline and declared with `mod name;`), functions, `use`
+//! declarations and call sites.
 //!
 //! Calls are read from the syntax tree and from the token trees of macro invocations, since most
 //! of a test's calls sit inside `assert!`-like macros: `name(` or `path::name(` in a token tree
-//! counts as a call.
+//! counts as a call. The items are read when the file is; the walk over every node for calls and
+//! `use` declarations waits until a test reaches the file, so another file that only declares
+//! modules costs a pass over its items.
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -10,10 +13,16 @@ use std::sync::OnceLock;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
+use super::uses::{Import, imports};
+use crate::context::SourceFile;
 use crate::context::syntax::{
-    Kinds, children, contains, last_segment, named_children, preorder, text,
+    Kinds, children, contains, last_segment, named_children, preorder, text, unquote,
 };
 use crate::extract::TestMethod;
+
+/// At most this many `mod name;` declarations of a file are linked to files: each one costs a
+/// look through the other files.
+const MAX_DECLARED: usize = 512;
 
 /// Parameter attributes of an rstest test that fill the parameter without a fixture.
 const NOT_FIXTURE_ATTRIBUTES: [&str; 3] = ["case", "values", "files"];
@@ -23,6 +32,16 @@ pub(super) struct Module<'s> {
     pub(super) name: &'s str,
     pub(super) range: Range<usize>,
     pub(super) parent: Option<usize>,
+}
+
+/// A `mod name;` declaration: a module whose code is in another file.
+pub(super) struct Declared<'s> {
+    pub(super) name: &'s str,
+    /// The module it is declared in.
+    pub(super) module: usize,
+    /// Its `#[path = "..."]`, unquoted.
+    pub(super) path: Option<&'s str>,
+    pub(super) at: usize,
 }
 
 pub(super) struct Function<'s> {
@@ -51,34 +70,58 @@ pub(super) struct Call<'s> {
     pub(super) owner: Option<&'s str>,
 }
 
+/// What the walk over every node of a file finds: its call sites and the names its `use`
+/// declarations bind.
+pub(super) struct Body<'s> {
+    pub(super) calls: Vec<Call<'s>>,
+    /// Per module, the imports declared in it (in its functions too), in source order.
+    pub(super) imports: Vec<Vec<Import<'s>>>,
+}
+
 /// The modules, functions and call sites of one Rust file.
 pub(super) struct RustFile<'s> {
+    file: SourceFile<'s>,
     pub(super) modules: Vec<Module<'s>>,
+    pub(super) declared: Vec<Declared<'s>>,
     pub(super) functions: Vec<Function<'s>>,
-    pub(super) calls: Vec<Call<'s>>,
     pub(super) functions_by_name: HashMap<&'s str, Vec<usize>>,
     pub(super) function_by_name_start: HashMap<usize, usize>,
     pub(super) test_name_starts: HashSet<usize>,
+    module_starts: HashMap<usize, usize>,
+    impl_owners: HashMap<usize, (Range<usize>, &'s str)>,
+    body: OnceLock<Body<'s>>,
 }
 
 impl<'s> RustFile<'s> {
-    pub(super) fn new(source: &'s str, root: Node, tests: &[TestMethod]) -> RustFile<'s> {
-        let mut file = RustFile {
+    /// Reads the items of `file`; `tests` are the tests extracted from it, if it is the tests'
+    /// file.
+    pub(super) fn new(file: SourceFile<'s>, tests: &[TestMethod]) -> RustFile<'s> {
+        let root = file.tree.root_node();
+        let mut rust = RustFile {
+            file,
             modules: vec![Module {
                 name: "",
                 range: root.byte_range(),
                 parent: None,
             }],
+            declared: Vec::new(),
             functions: Vec::new(),
-            calls: Vec::new(),
             functions_by_name: HashMap::default(),
             function_by_name_start: HashMap::default(),
             test_name_starts: tests.iter().map(|test| test.name_range.start).collect(),
+            module_starts: HashMap::default(),
+            impl_owners: HashMap::default(),
+            body: OnceLock::new(),
         };
+        rust.read_items(root);
+        rust
+    }
+
+    fn read_items(&mut self, root: Node<'s>) {
+        let source = self.file.source;
+        let file = self;
         // Item lists still to read, with their module and the type of their `impl` block.
         let mut lists: Vec<(Node, usize, Option<&'s str>)> = vec![(root, 0, None)];
-        let mut module_starts: HashMap<usize, usize> = HashMap::default();
-        let mut impl_owners: HashMap<usize, (Range<usize>, &'s str)> = HashMap::default();
         while let Some((list, module, owner)) = lists.pop() {
             let mut attributes: Vec<Node> = Vec::new();
             for item in named_children(list) {
@@ -90,14 +133,29 @@ impl<'s> RustFile<'s> {
                         attributes.clear();
                     }
                     "mod_item" => {
+                        let path = attributes
+                            .iter()
+                            .find(|&&attribute| attribute_name(source, attribute) == "path")
+                            .and_then(|attribute| attribute.named_child(0))
+                            .and_then(|attribute| attribute.child_by_field_name("value"))
+                            .map(|value| unquote(text(source, value)));
                         attributes.clear();
-                        let (Some(name), Some(body)) = (
-                            item.child_by_field_name("name"),
-                            item.child_by_field_name("body"),
-                        ) else {
+                        let Some(name) = item.child_by_field_name("name") else {
                             continue;
                         };
-                        module_starts.insert(item.start_byte(), file.modules.len());
+                        let Some(body) = item.child_by_field_name("body") else {
+                            if file.declared.len() < MAX_DECLARED {
+                                file.declared.push(Declared {
+                                    name: text(source, name),
+                                    module,
+                                    path,
+                                    at: item.start_byte(),
+                                });
+                            }
+                            continue;
+                        };
+                        file.module_starts
+                            .insert(item.start_byte(), file.modules.len());
                         lists.push((body, file.modules.len(), None));
                         file.modules.push(Module {
                             name: text(source, name),
@@ -114,7 +172,8 @@ impl<'s> RustFile<'s> {
                             continue;
                         };
                         let type_name = type_name(text(source, type_node));
-                        impl_owners.insert(item.start_byte(), (item.byte_range(), type_name));
+                        file.impl_owners
+                            .insert(item.start_byte(), (item.byte_range(), type_name));
                         lists.push((body, module, Some(type_name)));
                     }
                     // Items tree-sitter could not fit stay inside the error node.
@@ -134,8 +193,26 @@ impl<'s> RustFile<'s> {
             file.function_by_name_start
                 .insert(function.name_start, index);
         }
-        file.read_calls(source, root, &module_starts, &impl_owners);
-        file
+    }
+
+    /// The calls and imports of the file, read on first use.
+    pub(super) fn body(&self) -> &Body<'s> {
+        self.body.get_or_init(|| self.read_body())
+    }
+
+    /// The names of the inline modules from the file's root down to `module`, outermost first.
+    pub(super) fn inline_path(&self, module: usize) -> Vec<&'s str> {
+        let mut path = Vec::new();
+        let mut current = Some(module);
+        // Parents always come before their children, so this ends.
+        while let Some(module) = current.filter(|&module| module > 0) {
+            path.push(self.modules[module].name);
+            current = self.modules[module]
+                .parent
+                .filter(|&parent| parent < module);
+        }
+        path.reverse();
+        path
     }
 
     fn add_function(
@@ -176,13 +253,13 @@ impl<'s> RustFile<'s> {
         });
     }
 
-    fn read_calls(
-        &mut self,
-        source: &'s str,
-        root: Node,
-        module_starts: &HashMap<usize, usize>,
-        impl_owners: &HashMap<usize, (Range<usize>, &'s str)>,
-    ) {
+    fn read_body(&self) -> Body<'s> {
+        let source = self.file.source;
+        let root = self.file.tree.root_node();
+        let mut body = Body {
+            calls: Vec::new(),
+            imports: self.modules.iter().map(|_| Vec::new()).collect(),
+        };
         let mut modules: Vec<usize> = vec![0];
         let mut owners: Vec<(Range<usize>, &str)> = Vec::new();
         preorder(root, walked_kinds(root), |node, _| {
@@ -203,7 +280,7 @@ impl<'s> RustFile<'s> {
             let module = modules.last().copied().unwrap_or(0);
             let owner = owners.last().map(|&(_, owner)| owner);
             let mut call = |at: usize, path: Vec<&'s str>, on_self: bool| {
-                self.calls.push(Call {
+                body.calls.push(Call {
                     at,
                     path,
                     on_self,
@@ -212,8 +289,13 @@ impl<'s> RustFile<'s> {
                 });
             };
             match node.kind() {
-                "mod_item" => modules.extend(module_starts.get(&range.start)),
-                "impl_item" => owners.extend(impl_owners.get(&range.start).cloned()),
+                "mod_item" => modules.extend(self.module_starts.get(&range.start)),
+                "impl_item" => owners.extend(self.impl_owners.get(&range.start).cloned()),
+                "use_declaration" => {
+                    if let Some(imports_here) = body.imports.get_mut(module) {
+                        imports_here.extend(imports(source, node));
+                    }
+                }
                 "call_expression" => {
                     let Some(mut function) = node.child_by_field_name("function") else {
                         return;
@@ -252,7 +334,8 @@ impl<'s> RustFile<'s> {
                 _ => {}
             }
         });
-        self.calls.sort_by_key(|call| call.at);
+        body.calls.sort_by_key(|call| call.at);
+        body
     }
 }
 
@@ -357,7 +440,13 @@ fn calls_in_tokens<'s>(source: &'s str, token_tree: Node) -> Vec<(usize, Vec<&'s
 pub(in crate::context) fn walked_kinds(root: Node) -> &'static Kinds {
     static KINDS: OnceLock<Kinds> = OnceLock::new();
     KINDS.get_or_init(|| {
-        let names = ["mod_item", "impl_item", "call_expression", "token_tree"];
+        let names = [
+            "mod_item",
+            "impl_item",
+            "call_expression",
+            "token_tree",
+            "use_declaration",
+        ];
         Kinds::new(&root.language(), &names)
     })
 }
