@@ -197,6 +197,25 @@ fn an_integration_test_reaches_the_library_by_the_package_s_name() {
 }
 
 #[test]
+fn a_method_on_a_local_of_a_plainly_known_type_is_that_type_s_method() {
+    let it = "use shop::pool::Pool;\n\
+              #[test]\nfn t() {\n    let pool = Pool::new(4);\n    pool.spawn_worker();\n    \
+              assert!(pool.is_full());\n    let other = make();\n    other.stop();\n}\n";
+    let pool = "pub struct Pool;\nimpl Pool {\n    pub fn new(size: usize) -> Pool { Pool }\n    \
+                pub fn spawn_worker(&self) {}\n    pub fn is_full(&self) -> bool { true }\n}\n\
+                pub struct Other;\nimpl Other {\n    pub fn spawn_worker(&self) {}\n    pub fn stop(&self) {}\n}\n";
+    let files = [("tests/it.rs", it), ("src/pool.rs", pool)];
+    assert_eq!(
+        units_of(&files, "t"),
+        [
+            "Helper new 1 src/pool.rs:3",
+            "Helper spawn_worker 1 src/pool.rs:4",
+            "Helper is_full 1 src/pool.rs:5"
+        ]
+    );
+}
+
+#[test]
 fn an_re_export_in_the_library_s_root_is_followed() {
     let it = "use shop::Pool;\n#[test]\nfn t() {\n    Pool::new();\n}\n";
     let lib = "mod pool;\npub use pool::Pool;\n";

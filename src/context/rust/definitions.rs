@@ -14,6 +14,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
 use super::uses::{Import, imports};
+use super::values::{Binding, binding};
 use crate::context::SourceFile;
 use crate::context::syntax::{
     Kinds, children, contains, last_segment, named_children, preorder, text, unquote,
@@ -62,18 +63,31 @@ pub(super) struct Function<'s> {
 
 pub(super) struct Call<'s> {
     pub(super) at: usize,
-    /// `["foo"]`, `["super", "foo"]`, `["Self", "foo"]`, `["support", "free_port"]`.
+    /// `["foo"]`, `["super", "foo"]`, `["Self", "foo"]`, `["support", "free_port"]`; for a
+    /// method call, its name alone.
     pub(super) path: Vec<&'s str>,
-    /// `self.name(...)`: a method of the `impl` block around the call.
-    pub(super) on_self: bool,
+    pub(super) on: On<'s>,
     pub(super) module: usize,
     pub(super) owner: Option<&'s str>,
 }
 
-/// What the walk over every node of a file finds: its call sites and the names its `use`
-/// declarations bind.
+/// What a call is made on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum On<'s> {
+    /// `name(...)`, `path::name(...)`: a function by its path.
+    Path,
+    /// `self.name(...)`: a method of the `impl` block around the call.
+    SelfValue,
+    /// `local.name(...)`: a method of the local variable's type, when a `let` tells it.
+    Local(&'s str),
+}
+
+/// What the walk over every node of a file finds: its call sites, the names its `use`
+/// declarations bind and the local variables whose type a `let` tells.
 pub(super) struct Body<'s> {
     pub(super) calls: Vec<Call<'s>>,
+    /// In source order.
+    pub(super) bindings: Vec<Binding<'s>>,
     /// Per module, the imports declared in it (in its functions too), in source order.
     pub(super) imports: Vec<Vec<Import<'s>>>,
 }
@@ -258,6 +272,7 @@ impl<'s> RustFile<'s> {
         let root = self.file.tree.root_node();
         let mut body = Body {
             calls: Vec::new(),
+            bindings: Vec::new(),
             imports: self.modules.iter().map(|_| Vec::new()).collect(),
         };
         let mut modules: Vec<usize> = vec![0];
@@ -279,11 +294,11 @@ impl<'s> RustFile<'s> {
             }
             let module = modules.last().copied().unwrap_or(0);
             let owner = owners.last().map(|&(_, owner)| owner);
-            let mut call = |at: usize, path: Vec<&'s str>, on_self: bool| {
+            let mut call = |at: usize, path: Vec<&'s str>, on: On<'s>| {
                 body.calls.push(Call {
                     at,
                     path,
-                    on_self,
+                    on,
                     module,
                     owner,
                 });
@@ -291,6 +306,7 @@ impl<'s> RustFile<'s> {
             match node.kind() {
                 "mod_item" => modules.extend(self.module_starts.get(&range.start)),
                 "impl_item" => owners.extend(self.impl_owners.get(&range.start).cloned()),
+                "let_declaration" => body.bindings.extend(binding(source, node)),
                 "use_declaration" => {
                     if let Some(imports_here) = body.imports.get_mut(module) {
                         imports_here.extend(imports(source, node));
@@ -311,24 +327,29 @@ impl<'s> RustFile<'s> {
                             let path = text(source, function);
                             if !path.contains('<') {
                                 let at = function.end_byte();
-                                call(at, path.split("::").map(str::trim).collect(), false);
+                                call(at, path.split("::").map(str::trim).collect(), On::Path);
                             }
                         }
                         "field_expression" => {
-                            let value = function.child_by_field_name("value");
-                            if let (Some("self"), Some(field)) = (
-                                value.map(|value| value.kind()),
+                            let (Some(value), Some(field)) = (
+                                function.child_by_field_name("value"),
                                 function.child_by_field_name("field"),
-                            ) {
-                                call(field.start_byte(), vec![text(source, field)], true);
-                            }
+                            ) else {
+                                return;
+                            };
+                            let on = match value.kind() {
+                                "self" => On::SelfValue,
+                                "identifier" => On::Local(text(source, value)),
+                                _ => return,
+                            };
+                            call(field.start_byte(), vec![text(source, field)], on);
                         }
                         _ => {}
                     }
                 }
                 "token_tree" => {
-                    for (at, path, on_self) in calls_in_tokens(source, node) {
-                        call(at, path, on_self);
+                    for (at, path, on) in calls_in_tokens(source, node) {
+                        call(at, path, on);
                     }
                 }
                 _ => {}
@@ -399,9 +420,9 @@ fn fixture_requests<'s>(source: &'s str, parameters: Node) -> Vec<&'s str> {
     requests
 }
 
-/// The calls written in a macro's token tree: `name (` and `a::b::name (`, and `self.name (`,
-/// each with the offset of its name. Nested token trees are read on their own.
-fn calls_in_tokens<'s>(source: &'s str, token_tree: Node) -> Vec<(usize, Vec<&'s str>, bool)> {
+/// The calls written in a macro's token tree: `name (` and `a::b::name (`, and `self.name (` or
+/// `local.name (`, each with the offset of its name. Nested token trees are read on their own.
+fn calls_in_tokens<'s>(source: &'s str, token_tree: Node) -> Vec<(usize, Vec<&'s str>, On<'s>)> {
     let tokens = children(token_tree);
     let mut calls = Vec::new();
     for (index, window) in tokens.windows(2).enumerate() {
@@ -423,15 +444,23 @@ fn calls_in_tokens<'s>(source: &'s str, token_tree: Node) -> Vec<(usize, Vec<&'s
             path.insert(0, text(source, tokens[before - 2]));
             before -= 2;
         }
-        let mut on_self = false;
+        let mut on = On::Path;
         if before >= 1 && tokens[before - 1].kind() == "." {
-            // A method call: only one on `self` can be resolved without types.
-            if before < 2 || tokens[before - 2].kind() != "self" || path.len() > 1 {
+            // A method call: on `self`, or on a plain local (not `a.b.name(`, a field's).
+            let receiver = before.checked_sub(2).map(|at| tokens[at]);
+            let after_a_dot = before >= 3 && tokens[before - 3].kind() == ".";
+            on = match receiver.map(|receiver| receiver.kind()) {
+                Some("self") => On::SelfValue,
+                Some("identifier") if !after_a_dot => {
+                    On::Local(receiver.map_or("", |receiver| text(source, receiver)))
+                }
+                _ => continue,
+            };
+            if path.len() > 1 {
                 continue;
             }
-            on_self = true;
         }
-        calls.push((name.start_byte(), path, on_self));
+        calls.push((name.start_byte(), path, on));
     }
     calls
 }
@@ -446,6 +475,7 @@ pub(in crate::context) fn walked_kinds(root: Node) -> &'static Kinds {
             "call_expression",
             "token_tree",
             "use_declaration",
+            "let_declaration",
         ];
         Kinds::new(&root.language(), &names)
     })

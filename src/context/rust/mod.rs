@@ -14,6 +14,7 @@ mod modules;
 mod paths;
 mod resolve;
 mod uses;
+mod values;
 mod wanted;
 
 pub(super) use self::definitions::walked_kinds;
@@ -21,7 +22,7 @@ pub(super) use self::wanted::wanted;
 
 use std::ops::Range;
 
-use self::definitions::RustFile;
+use self::definitions::{On, RustFile};
 use self::modules::{ModuleId, ModuleTree};
 use self::resolve::Key;
 use super::graph::{Graph, Step, breadth_first, within};
@@ -86,13 +87,24 @@ impl<'s> RustContext<'s> {
 
     /// Appends a helper step for every function that a call in `range` of `file` runs.
     fn helpers(&self, file: usize, range: &Range<usize>, found: &mut Vec<Step<Key>>) {
-        let calls = &self.files[file].body().calls;
-        for call in within(calls, |call| call.at, range) {
-            let called = if call.on_self {
-                let name = call.path.last().copied().unwrap_or_default();
-                self.methods(file, call.owner, name)
-            } else {
-                self.called(&call.path, (file, call.module), call.owner)
+        let body = self.files[file].body();
+        for call in within(&body.calls, |call| call.at, range) {
+            let name = call.path.last().copied().unwrap_or_default();
+            let called = match call.on {
+                On::Path => self.called(&call.path, (file, call.module), call.owner),
+                On::SelfValue => self.methods(file, call.owner, name),
+                On::Local(local) => {
+                    // The last `let` of that name before the call, in the same unit.
+                    let bindings = within(&body.bindings, |binding| binding.at, range);
+                    let binding = bindings
+                        .iter()
+                        .rev()
+                        .find(|binding| binding.at < call.at && binding.name == local);
+                    binding.map_or_else(Vec::new, |binding| {
+                        let module = (file, call.module);
+                        self.method_of(&binding.type_path, name, module, call.owner)
+                    })
+                }
             };
             let anchor = Some(Anchor {
                 at: call.at,
@@ -179,13 +191,25 @@ mod tests {
     }
 
     #[test]
-    fn calls_inside_macros_count_but_macro_names_and_methods_on_values_do_not() {
+    fn calls_inside_macros_count_but_macro_names_and_methods_of_unknown_types_do_not() {
         let source = "fn compute() -> u8 { 1 }\nfn check() -> bool { true }\n\
                       #[test]\nfn t() {\n    assert_eq!(compute(), 1);\n    assert!(check());\n    \
                       assert!(value.check());\n    vec![format!(\"{}\", compute())];\n}\n";
         assert_eq!(
             units_of(source, "t"),
             ["Helper compute 1", "Helper check 1"]
+        );
+    }
+
+    #[test]
+    fn a_method_on_a_local_whose_let_tells_its_type_is_that_type_s_method() {
+        let source = "struct Server;\nimpl Server {\n    fn start() -> Server { Server }\n    fn stop(&self) {}\n}\n\
+                      struct Other;\nimpl Other {\n    fn stop(&self) {}\n    fn halt(&self) {}\n}\n\
+                      #[test]\nfn t() {\n    let server = Server::start();\n    server.stop();\n    \
+                      let other = Other {};\n    assert!(other.halt() == ());\n    unknown.stop();\n}\n";
+        assert_eq!(
+            units_of(source, "t"),
+            ["Helper start 1", "Helper stop 1", "Helper halt 1"]
         );
     }
 

@@ -115,6 +115,27 @@ impl<'s> RustContext<'s> {
         self.functions(path, module, owner, &mut budget)
     }
 
+    /// The method `name` of the type `type_path` names from `module` (inside an `impl` of
+    /// `owner`, for `Self`).
+    pub(super) fn method_of(
+        &self,
+        type_path: &[&'s str],
+        name: &str,
+        module: ModuleId,
+        owner: Option<&str>,
+    ) -> Vec<Key> {
+        if type_path == ["Self"] {
+            return self.methods(module.0, owner, name);
+        }
+        let mut budget = LOOKUPS_PER_CALL;
+        match self.target(type_path, module, &mut budget) {
+            Some(Target::Type(Place::Module((file, _)), type_name)) => {
+                self.methods(file, Some(type_name), name)
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// The free functions called `name` that `module` sees, from it up through the inline modules
     /// around it (tests modules usually `use super::*`).
     pub(super) fn visible_functions(&self, name: &str, module: ModuleId) -> Vec<Key> {

@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashSet as HashSet;
 
-use super::definitions::RustFile;
+use super::definitions::{On, RustFile};
 use super::paths::FilePlace;
 use super::resolve::may_name_the_library;
 use crate::context::{SourceFile, Wanted};
@@ -49,7 +49,7 @@ pub(in crate::context) fn wanted(path: &str, file: SourceFile) -> Vec<Wanted> {
     let called: HashSet<&str> = body
         .calls
         .iter()
-        .filter(|call| call.path.len() == 1 && !call.on_self)
+        .filter(|call| call.path.len() == 1 && call.on == On::Path)
         .map(|call| call.path[0])
         .collect();
     let mut functions = 0;
@@ -73,7 +73,7 @@ pub(in crate::context) fn wanted(path: &str, file: SourceFile) -> Vec<Wanted> {
             found.push((import.at, Wanted::Function(import.alias.to_owned())));
         }
     }
-    for call in body.calls.iter().filter(|call| !call.on_self) {
+    for call in body.calls.iter().filter(|call| call.on == On::Path) {
         let Some((_, qualifiers)) = call.path.split_last() else {
             continue;
         };
