@@ -297,6 +297,47 @@ fn broken_code_in_any_file_resolves_what_is_intact() {
 }
 
 #[test]
+fn hostile_files_stay_bounded_and_what_is_plain_still_resolves() {
+    // Modules nested thousands deep with a declaration at the bottom (in another file: the
+    // tests' own file is not read that deep), thousands of declarations and glob imports of
+    // each other, a use list thousands of names long, files that import themselves.
+    let nested = |depth: usize| {
+        format!(
+            "{}mod x;\npub fn f() {{ f(); }}{}",
+            "pub mod m { ".repeat(depth),
+            " }".repeat(depth)
+        )
+    };
+    let globs: String = (0..2_000)
+        .map(|index| format!("mod g{index};\npub use g{index}::*;\n"))
+        .collect();
+    let names: Vec<String> = (0..5_000).map(|index| format!("f{index}")).collect();
+    // At most 512 declarations of a file are linked: `common` comes first.
+    let it = format!(
+        "mod common;\nmod deep;\nuse common::{{{}}};\n\
+         #[test]\nfn t() {{\n    common::start_server();\n    missing();\n    f4999();\n    \
+         deep::m::m::m::f();\n}}\n{globs}\n{}\n",
+        names.join(", "),
+        nested(20)
+    );
+    let deep = nested(3_000);
+    let loop_file = "pub use super::*;\npub use crate::*;\n#[path = \"mod.rs\"]\nmod again;\npub use again::*;\n";
+    let files = [
+        ("tests/it.rs", it.as_str()),
+        ("tests/common/mod.rs", COMMON),
+        ("tests/deep.rs", deep.as_str()),
+        ("tests/g0.rs", loop_file),
+        ("tests/g1/mod.rs", loop_file),
+    ];
+    assert_eq!(
+        units_of(&files, "t"),
+        ["Helper start_server 1 tests/common/mod.rs:2"]
+    );
+    assert_eq!(wanted_by("tests/it.rs", &it).len(), 64);
+    assert!(wanted_by("tests/deep.rs", &deep).is_empty());
+}
+
+#[test]
 fn wanted_names_the_files_of_declared_modules_as_rustc_looks_for_them() {
     let source = "mod common;\n#[path = \"support/x.rs\"]\nmod x;\nmod inline { mod deep; }\n";
     assert_eq!(

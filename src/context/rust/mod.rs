@@ -9,20 +9,23 @@
 
 #[cfg(test)]
 mod across_files;
+mod body;
 mod definitions;
 mod modules;
 mod paths;
 mod resolve;
+mod targets;
 mod uses;
 mod values;
 mod wanted;
 
-pub(super) use self::definitions::walked_kinds;
+pub(super) use self::body::walked_kinds;
 pub(super) use self::wanted::wanted;
 
 use std::ops::Range;
 
-use self::definitions::{On, RustFile};
+use self::body::On;
+use self::definitions::RustFile;
 use self::modules::{ModuleId, ModuleTree};
 use self::resolve::Key;
 use super::graph::{Graph, Step, breadth_first, within};

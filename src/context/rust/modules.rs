@@ -61,7 +61,10 @@ impl ModuleTree {
             queue.push_back(seed);
             while let Some(file) = queue.pop_front() {
                 for declared in &files[file].declared {
-                    let inline = files[file].inline_path(declared.module);
+                    let Some(inline) = files[file].inline_path(declared.module) else {
+                        self.declared[file].push(None);
+                        continue;
+                    };
                     let candidates =
                         self.places[file].declared(&inline, declared.name, declared.path);
                     let found = self.find(&candidates, file);

@@ -4,9 +4,10 @@
 
 use rustc_hash::FxHashSet as HashSet;
 
-use super::definitions::{On, RustFile};
+use super::body::On;
+use super::definitions::RustFile;
 use super::paths::FilePlace;
-use super::resolve::may_name_the_library;
+use super::targets::may_name_the_library;
 use crate::context::{SourceFile, Wanted};
 
 /// At most this many files and functions from one file: enough for a test crate's helpers and
@@ -42,7 +43,9 @@ pub(in crate::context) fn wanted(path: &str, file: SourceFile) -> Vec<Wanted> {
     bound.extend(imports.clone().map(|(_, import)| import.alias));
     let mut found: Vec<(usize, Wanted)> = Vec::new();
     for declared in &rust.declared {
-        let inline = rust.inline_path(declared.module);
+        let Some(inline) = rust.inline_path(declared.module) else {
+            continue;
+        };
         let files = place.declared(&inline, declared.name, declared.path);
         found.push((declared.at, Wanted::File(files)));
     }
@@ -107,7 +110,9 @@ fn module_files(
     match first {
         "crate" => place.in_crate(rest),
         "super" | "self" => {
-            let inline = rust.inline_path(module);
+            let Some(inline) = rust.inline_path(module) else {
+                return Vec::new();
+            };
             let Some(mut module_path) = place.module_path(&inline) else {
                 return Vec::new();
             };
