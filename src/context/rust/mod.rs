@@ -5,7 +5,8 @@
 //! Functions are resolved by path as the test's module sees them: its own module first, then the
 //! modules around it (test modules usually `use super::*`), its `use` imports, `self::`,
 //! `super::`, `crate::`, an inline module's name, a `mod name;` file or the type of an `impl`
-//! block. A file read alone (the editor's case) resolves as before: nothing is linked.
+//! block, a method of a local whose `let` tells its type. A file read alone (the editor's case)
+//! links nothing and reads no other file.
 
 #[cfg(test)]
 mod across_files;

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::definitions::RustFile;
-use super::paths::{FilePlace, same_file};
+use super::paths::{FilePlace, ends_alike};
 
 /// A module: the file (0 the tests' own) and the module's index among the file's.
 pub(super) type ModuleId = (usize, usize);
@@ -111,7 +111,7 @@ impl ModuleTree {
         candidates.iter().find_map(|candidate| {
             self.paths
                 .iter()
-                .position(|path| !path.is_empty() && same_file(candidate, path, false))
+                .position(|path| !path.is_empty() && ends_alike(candidate, path))
         })
     }
 

@@ -257,13 +257,10 @@ fn normalise(path: &str) -> Vec<&str> {
     segments
 }
 
-/// Whether the workspace path `file` is `candidate`, or one ends with the other at a `/`: a
-/// candidate from a file whose place is not known exactly (a placeholder path, or one from
-/// another root) still finds its file by the end of its path.
-pub(super) fn same_file(candidate: &str, file: &str, exactly: bool) -> bool {
-    if exactly {
-        return candidate == file;
-    }
+/// Whether the workspace path `file` and `candidate` end alike, one being the other's end after
+/// a `/`: a candidate from a file whose place is not known exactly (a placeholder path, or one
+/// from another root) still finds its file by the end of its path.
+pub(super) fn ends_alike(candidate: &str, file: &str) -> bool {
     let ends_with = |long: &str, short: &str| {
         long.len() > short.len()
             && long.ends_with(short)
@@ -396,19 +393,16 @@ mod tests {
     }
 
     #[test]
-    fn files_match_exactly_or_by_the_end_of_their_paths() {
-        assert!(same_file(
-            "tests/common/mod.rs",
-            "tests/common/mod.rs",
-            true
-        ));
-        assert!(!same_file("common/mod.rs", "tests/common/mod.rs", true));
-        assert!(same_file("common/mod.rs", "tests/common/mod.rs", false));
-        assert!(same_file(
+    fn files_match_by_the_end_of_their_paths_at_a_slash() {
+        assert!(ends_alike("common/mod.rs", "tests/common/mod.rs"));
+        assert!(ends_alike(
             "/home/me/repo/tests/common.rs",
-            "tests/common.rs",
-            false
+            "tests/common.rs"
         ));
-        assert!(!same_file("mmon/mod.rs", "tests/common/mod.rs", false));
+        assert!(!ends_alike("mmon/mod.rs", "tests/common/mod.rs"));
+        assert!(
+            !ends_alike("tests/common.rs", "tests/common.rs"),
+            "equal paths match exactly"
+        );
     }
 }
