@@ -608,3 +608,130 @@ fn a_connection_the_imported_code_under_test_opens_is_evidence_against_the_test(
         ["time.sleep(0.5) in fixture `reset_environment` (python/conftest.py:28)"]
     );
 }
+
+/// A Rust workspace under `tests/fixtures/context/`: an integration test, its `tests/common`
+/// helpers and the library it tests.
+const RUST_WORKSPACE: &str = "rust/workspace";
+
+/// Reads the workspace file at `path` (relative to the workspace's root), under that path.
+fn read_in_workspace(root: &str, path: &str) -> Option<Parsed> {
+    let mut parsed = read(&format!("{root}/{path}"))?;
+    parsed.path = path.to_owned();
+    Some(parsed)
+}
+
+/// The other files of the workspace at `root` that the file reaches, as a caller finds them:
+/// the first candidate of each file it wants that exists, then what those want, breadth first.
+fn reached_in_workspace(root: &str, file: &Parsed) -> Vec<Parsed> {
+    let mut found: Vec<Parsed> = Vec::new();
+    let mut next = 0;
+    let mut wants = wanted(Language::Rust, &file.path, source_file(file));
+    loop {
+        for want in wants {
+            let Wanted::File(candidates) = want else {
+                continue;
+            };
+            let known = |path: &String| *path == file.path || found.iter().any(|f| f.path == *path);
+            if candidates.iter().any(known) {
+                continue;
+            }
+            if let Some(parsed) = candidates
+                .iter()
+                .find_map(|path| read_in_workspace(root, path))
+            {
+                found.push(parsed);
+            }
+        }
+        let Some(other) = found.get(next).filter(|_| found.len() < 16) else {
+            return found;
+        };
+        wants = wanted(Language::Rust, &other.path, source_file(other));
+        next += 1;
+    }
+}
+
+fn source_file(parsed: &Parsed) -> SourceFile<'_> {
+    SourceFile {
+        source: &parsed.source,
+        tree: &parsed.tree,
+    }
+}
+
+/// Per test of `test_file`: its id, then each unit as `kind name (file:line, depth n)`, with
+/// the other files it reaches.
+fn describe_with_others(test_file: &Parsed, others: &[Parsed]) -> String {
+    let tests = extract_tests_from_tree(
+        Language::Rust,
+        &test_file.path,
+        &test_file.source,
+        &test_file.tree,
+    )
+    .tests;
+    let other_files: Vec<(&str, SourceFile)> = others
+        .iter()
+        .map(|other| (other.path.as_str(), source_file(other)))
+        .collect();
+    let resolver = Resolver::new(
+        Language::Rust,
+        source_file(test_file),
+        &[],
+        &other_files,
+        &tests,
+    );
+    let mut text = String::new();
+    for test in &tests {
+        let units = resolver.context(test);
+        assert_consistent(test_file, others, &test.range, &units);
+        let _ = writeln!(text, "{}", test.id);
+        if units.is_empty() {
+            let _ = writeln!(text, "  (nothing else)");
+        }
+        for unit in &units {
+            let unit_file = unit.file.map_or(test_file, |index| &others[index]);
+            let _ = writeln!(
+                text,
+                "  {kind:?} {name} ({path}:{line}, depth {depth})",
+                kind = unit.kind,
+                name = unit.name,
+                path = unit_file.path,
+                line = line_of(&unit_file.source, unit.range.start),
+                depth = unit.depth,
+            );
+        }
+    }
+    text
+}
+
+#[test]
+fn rust_an_integration_test_reaches_its_common_helpers_and_the_library() {
+    let it = read_in_workspace(RUST_WORKSPACE, "tests/it.rs").expect("the fixture exists");
+    let others = reached_in_workspace(RUST_WORKSPACE, &it);
+    let paths: Vec<&str> = others.iter().map(|other| other.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "tests/common/mod.rs",
+            "src/pool.rs",
+            "tests/common/server.rs"
+        ]
+    );
+    insta::assert_snapshot!(describe_with_others(&it, &others));
+}
+
+#[test]
+fn truncated_workspace_files_never_yield_units_outside_their_files() {
+    let it = read_in_workspace(RUST_WORKSPACE, "tests/it.rs").expect("the fixture exists");
+    let others = reached_in_workspace(RUST_WORKSPACE, &it);
+    for cut in 0..others.len() {
+        let bytes = others[cut].source.as_bytes();
+        for end in (0..=bytes.len()).step_by(37) {
+            let (prefix, _) = decode_source(&bytes[..end]);
+            let mut cut_others: Vec<Parsed> = others
+                .iter()
+                .map(|other| parse_text(Language::Rust, &other.path, other.source.clone()))
+                .collect();
+            cut_others[cut] = parse_text(Language::Rust, &others[cut].path, prefix);
+            describe_with_others(&it, &cut_others);
+        }
+    }
+}

@@ -1,8 +1,6 @@
-//! Reads a Rust file's inline modules, functions and call sites.
-//!
-//! Calls are read from the syntax tree and from the token trees of macro invocations, since most
-//! of a test's calls sit inside `assert!`-like macros: `name(` or `path::name(` in a token tree
-//! counts as a call.
+//! Reads a Rust file's items: its modules (inline and declared with `mod name;`), functions and
+//! `impl` blocks. The walk over every node for calls waits until a test reaches the file
+//! ([`super::body`]), so another file that only declares modules costs a pass over its items.
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -10,10 +8,18 @@ use std::sync::OnceLock;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
-use crate::context::syntax::{
-    Kinds, children, contains, last_segment, named_children, preorder, text,
-};
+use super::body::{self, Body};
+use crate::context::SourceFile;
+use crate::context::syntax::{last_segment, named_children, text, unquote};
 use crate::extract::TestMethod;
+
+/// At most this many `mod name;` declarations of a file are linked to files: each one costs a
+/// look through the other files.
+const MAX_DECLARED: usize = 512;
+
+/// Inline modules deeper than this declare no `mod name;` file that is looked for: no real file
+/// nests so deep, and a hostile one would make each path as long as its nesting.
+const MAX_INLINE_DEPTH: usize = 16;
 
 /// Parameter attributes of an rstest test that fill the parameter without a fixture.
 const NOT_FIXTURE_ATTRIBUTES: [&str; 3] = ["case", "values", "files"];
@@ -23,6 +29,16 @@ pub(super) struct Module<'s> {
     pub(super) name: &'s str,
     pub(super) range: Range<usize>,
     pub(super) parent: Option<usize>,
+}
+
+/// A `mod name;` declaration: a module whose code is in another file.
+pub(super) struct Declared<'s> {
+    pub(super) name: &'s str,
+    /// The module it is declared in.
+    pub(super) module: usize,
+    /// Its `#[path = "..."]`, unquoted.
+    pub(super) path: Option<&'s str>,
+    pub(super) at: usize,
 }
 
 pub(super) struct Function<'s> {
@@ -41,44 +57,50 @@ pub(super) struct Function<'s> {
     pub(super) requests: Vec<&'s str>,
 }
 
-pub(super) struct Call<'s> {
-    pub(super) at: usize,
-    /// `["foo"]`, `["super", "foo"]`, `["Self", "foo"]`, `["support", "free_port"]`.
-    pub(super) path: Vec<&'s str>,
-    /// `self.name(...)`: a method of the `impl` block around the call.
-    pub(super) on_self: bool,
-    pub(super) module: usize,
-    pub(super) owner: Option<&'s str>,
-}
-
 /// The modules, functions and call sites of one Rust file.
 pub(super) struct RustFile<'s> {
+    pub(super) file: SourceFile<'s>,
     pub(super) modules: Vec<Module<'s>>,
+    pub(super) declared: Vec<Declared<'s>>,
     pub(super) functions: Vec<Function<'s>>,
-    pub(super) calls: Vec<Call<'s>>,
     pub(super) functions_by_name: HashMap<&'s str, Vec<usize>>,
     pub(super) function_by_name_start: HashMap<usize, usize>,
     pub(super) test_name_starts: HashSet<usize>,
+    pub(super) module_starts: HashMap<usize, usize>,
+    pub(super) impl_owners: HashMap<usize, (Range<usize>, &'s str)>,
+    body: OnceLock<Body<'s>>,
 }
 
 impl<'s> RustFile<'s> {
-    pub(super) fn new(source: &'s str, root: Node, tests: &[TestMethod]) -> RustFile<'s> {
-        let mut file = RustFile {
+    /// Reads the items of `file`; `tests` are the tests extracted from it, if it is the tests'
+    /// file.
+    pub(super) fn new(file: SourceFile<'s>, tests: &[TestMethod]) -> RustFile<'s> {
+        let root = file.tree.root_node();
+        let mut rust = RustFile {
+            file,
             modules: vec![Module {
                 name: "",
                 range: root.byte_range(),
                 parent: None,
             }],
+            declared: Vec::new(),
             functions: Vec::new(),
-            calls: Vec::new(),
             functions_by_name: HashMap::default(),
             function_by_name_start: HashMap::default(),
             test_name_starts: tests.iter().map(|test| test.name_range.start).collect(),
+            module_starts: HashMap::default(),
+            impl_owners: HashMap::default(),
+            body: OnceLock::new(),
         };
+        rust.read_items(root);
+        rust
+    }
+
+    fn read_items(&mut self, root: Node<'s>) {
+        let source = self.file.source;
+        let file = self;
         // Item lists still to read, with their module and the type of their `impl` block.
         let mut lists: Vec<(Node, usize, Option<&'s str>)> = vec![(root, 0, None)];
-        let mut module_starts: HashMap<usize, usize> = HashMap::default();
-        let mut impl_owners: HashMap<usize, (Range<usize>, &'s str)> = HashMap::default();
         while let Some((list, module, owner)) = lists.pop() {
             let mut attributes: Vec<Node> = Vec::new();
             for item in named_children(list) {
@@ -90,14 +112,29 @@ impl<'s> RustFile<'s> {
                         attributes.clear();
                     }
                     "mod_item" => {
+                        let path = attributes
+                            .iter()
+                            .find(|&&attribute| attribute_name(source, attribute) == "path")
+                            .and_then(|attribute| attribute.named_child(0))
+                            .and_then(|attribute| attribute.child_by_field_name("value"))
+                            .map(|value| unquote(text(source, value)));
                         attributes.clear();
-                        let (Some(name), Some(body)) = (
-                            item.child_by_field_name("name"),
-                            item.child_by_field_name("body"),
-                        ) else {
+                        let Some(name) = item.child_by_field_name("name") else {
                             continue;
                         };
-                        module_starts.insert(item.start_byte(), file.modules.len());
+                        let Some(body) = item.child_by_field_name("body") else {
+                            if file.declared.len() < MAX_DECLARED {
+                                file.declared.push(Declared {
+                                    name: text(source, name),
+                                    module,
+                                    path,
+                                    at: item.start_byte(),
+                                });
+                            }
+                            continue;
+                        };
+                        file.module_starts
+                            .insert(item.start_byte(), file.modules.len());
                         lists.push((body, file.modules.len(), None));
                         file.modules.push(Module {
                             name: text(source, name),
@@ -114,7 +151,8 @@ impl<'s> RustFile<'s> {
                             continue;
                         };
                         let type_name = type_name(text(source, type_node));
-                        impl_owners.insert(item.start_byte(), (item.byte_range(), type_name));
+                        file.impl_owners
+                            .insert(item.start_byte(), (item.byte_range(), type_name));
                         lists.push((body, module, Some(type_name)));
                     }
                     // Items tree-sitter could not fit stay inside the error node.
@@ -134,8 +172,30 @@ impl<'s> RustFile<'s> {
             file.function_by_name_start
                 .insert(function.name_start, index);
         }
-        file.read_calls(source, root, &module_starts, &impl_owners);
-        file
+    }
+
+    /// The calls and imports of the file, read on first use.
+    pub(super) fn body(&self) -> &Body<'s> {
+        self.body.get_or_init(|| body::read(self))
+    }
+
+    /// The names of the inline modules from the file's root down to `module`, outermost first;
+    /// `None` deeper than [`MAX_INLINE_DEPTH`].
+    pub(super) fn inline_path(&self, module: usize) -> Option<Vec<&'s str>> {
+        let mut path = Vec::new();
+        let mut current = Some(module);
+        // Parents always come before their children, so this ends.
+        while let Some(module) = current.filter(|&module| module > 0) {
+            if path.len() == MAX_INLINE_DEPTH {
+                return None;
+            }
+            path.push(self.modules[module].name);
+            current = self.modules[module]
+                .parent
+                .filter(|&parent| parent < module);
+        }
+        path.reverse();
+        Some(path)
     }
 
     fn add_function(
@@ -174,85 +234,6 @@ impl<'s> RustFile<'s> {
             fixture,
             requests,
         });
-    }
-
-    fn read_calls(
-        &mut self,
-        source: &'s str,
-        root: Node,
-        module_starts: &HashMap<usize, usize>,
-        impl_owners: &HashMap<usize, (Range<usize>, &'s str)>,
-    ) {
-        let mut modules: Vec<usize> = vec![0];
-        let mut owners: Vec<(Range<usize>, &str)> = Vec::new();
-        preorder(root, walked_kinds(root), |node, _| {
-            let range = node.byte_range();
-            while modules.len() > 1
-                && modules
-                    .last()
-                    .is_some_and(|&module| !contains(&self.modules[module].range, &range))
-            {
-                modules.pop();
-            }
-            while owners
-                .last()
-                .is_some_and(|(owner, _)| !contains(owner, &range))
-            {
-                owners.pop();
-            }
-            let module = modules.last().copied().unwrap_or(0);
-            let owner = owners.last().map(|&(_, owner)| owner);
-            let mut call = |at: usize, path: Vec<&'s str>, on_self: bool| {
-                self.calls.push(Call {
-                    at,
-                    path,
-                    on_self,
-                    module,
-                    owner,
-                });
-            };
-            match node.kind() {
-                "mod_item" => modules.extend(module_starts.get(&range.start)),
-                "impl_item" => owners.extend(impl_owners.get(&range.start).cloned()),
-                "call_expression" => {
-                    let Some(mut function) = node.child_by_field_name("function") else {
-                        return;
-                    };
-                    if function.kind() == "generic_function" {
-                        let Some(inner) = function.child_by_field_name("function") else {
-                            return;
-                        };
-                        function = inner;
-                    }
-                    match function.kind() {
-                        "identifier" | "scoped_identifier" => {
-                            let path = text(source, function);
-                            if !path.contains('<') {
-                                let at = function.end_byte();
-                                call(at, path.split("::").map(str::trim).collect(), false);
-                            }
-                        }
-                        "field_expression" => {
-                            let value = function.child_by_field_name("value");
-                            if let (Some("self"), Some(field)) = (
-                                value.map(|value| value.kind()),
-                                function.child_by_field_name("field"),
-                            ) {
-                                call(field.start_byte(), vec![text(source, field)], true);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                "token_tree" => {
-                    for (at, path, on_self) in calls_in_tokens(source, node) {
-                        call(at, path, on_self);
-                    }
-                }
-                _ => {}
-            }
-        });
-        self.calls.sort_by_key(|call| call.at);
     }
 }
 
@@ -314,50 +295,4 @@ fn fixture_requests<'s>(source: &'s str, parameters: Node) -> Vec<&'s str> {
         }
     }
     requests
-}
-
-/// The calls written in a macro's token tree: `name (` and `a::b::name (`, and `self.name (`,
-/// each with the offset of its name. Nested token trees are read on their own.
-fn calls_in_tokens<'s>(source: &'s str, token_tree: Node) -> Vec<(usize, Vec<&'s str>, bool)> {
-    let tokens = children(token_tree);
-    let mut calls = Vec::new();
-    for (index, window) in tokens.windows(2).enumerate() {
-        let (name, arguments) = (window[0], window[1]);
-        let opens_call =
-            arguments.kind() == "token_tree" && text(source, arguments).starts_with('(');
-        if name.kind() != "identifier" || !opens_call {
-            continue;
-        }
-        let mut path = vec![text(source, name)];
-        let mut before = index;
-        while before >= 2
-            && tokens[before - 1].kind() == "::"
-            && matches!(
-                tokens[before - 2].kind(),
-                "identifier" | "self" | "super" | "crate"
-            )
-        {
-            path.insert(0, text(source, tokens[before - 2]));
-            before -= 2;
-        }
-        let mut on_self = false;
-        if before >= 1 && tokens[before - 1].kind() == "." {
-            // A method call: only one on `self` can be resolved without types.
-            if before < 2 || tokens[before - 2].kind() != "self" || path.len() > 1 {
-                continue;
-            }
-            on_self = true;
-        }
-        calls.push((name.start_byte(), path, on_self));
-    }
-    calls
-}
-
-/// The kinds the walk over the whole file stops at.
-pub(in crate::context) fn walked_kinds(root: Node) -> &'static Kinds {
-    static KINDS: OnceLock<Kinds> = OnceLock::new();
-    KINDS.get_or_init(|| {
-        let names = ["mod_item", "impl_item", "call_expression", "token_tree"];
-        Kinds::new(&root.language(), &names)
-    })
 }

@@ -1,30 +1,44 @@
-//! Rust: the helper functions of its file that a test calls, and the rstest fixtures it requests.
+//! Rust: the helper functions a test calls, in its file and the files of the modules it reaches
+//! (`mod common;`, the crate's `src/` through `crate::` or the package's name), and the rstest
+//! fixtures it requests.
 //!
 //! Functions are resolved by path as the test's module sees them: its own module first, then the
-//! modules around it (test modules usually `use super::*`), `self::`, `super::`, `Self::`, an
-//! inline module's name or the type of an `impl` block of the file.
+//! modules around it (test modules usually `use super::*`), its `use` imports, `self::`,
+//! `super::`, `crate::`, an inline module's name, a `mod name;` file or the type of an `impl`
+//! block, a method of a local whose `let` tells its type. A file read alone (the editor's case)
+//! links nothing and reads no other file.
 
+#[cfg(test)]
+mod across_files;
+mod body;
 mod definitions;
+mod modules;
+mod paths;
+mod resolve;
+mod targets;
+mod uses;
+mod values;
+mod wanted;
 
-pub(super) use self::definitions::walked_kinds;
+pub(super) use self::body::walked_kinds;
+pub(super) use self::wanted::wanted;
 
 use std::ops::Range;
 
+use self::body::On;
 use self::definitions::RustFile;
+use self::modules::{ModuleId, ModuleTree};
+use self::resolve::Key;
 use super::graph::{Graph, Step, breadth_first, within};
 use super::syntax::contains;
 use super::{Anchor, ContextKind, ContextUnit, SourceFile};
 use crate::extract::TestMethod;
 
-/// A Rust file read once, ready to resolve any of its tests.
+/// A Rust file and the other files its tests reach, read once, ready to resolve any of its tests.
 pub(super) struct RustContext<'s> {
-    file: RustFile<'s>,
-}
-
-/// What the Rust `file` at `path` uses that other files may define ([`super::Wanted`]).
-pub(super) fn wanted(path: &str, file: SourceFile) -> Vec<super::Wanted> {
-    let _ = (path, file);
-    Vec::new()
+    /// The tests' file, then the others in the order given: a unit of `files[i]` is `Some(i - 1)`.
+    files: Vec<RustFile<'s>>,
+    tree: ModuleTree,
 }
 
 impl<'s> RustContext<'s> {
@@ -35,66 +49,66 @@ impl<'s> RustContext<'s> {
         others: &[(&'s str, SourceFile<'s>)],
         tests: &[TestMethod],
     ) -> RustContext<'s> {
-        let _ = others;
-        let file = RustFile::new(file.source, file.tree.root_node(), tests);
-        RustContext { file }
+        let mut files = vec![RustFile::new(file, tests)];
+        files.extend(others.iter().map(|(_, other)| RustFile::new(*other, &[])));
+        let mut paths = vec![tests_path(tests)];
+        paths.extend(others.iter().map(|(path, _)| (*path).to_owned()));
+        let tree = ModuleTree::new(&files, paths);
+        RustContext { files, tree }
     }
 
     pub(super) fn units(&self, test: &TestMethod) -> Vec<ContextUnit> {
-        self.file.context(test)
-    }
-}
-
-impl RustFile<'_> {
-    fn context(&self, test: &TestMethod) -> Vec<ContextUnit> {
-        let own = self
+        let own = &self.files[0];
+        let function = own
             .function_by_name_start
             .get(&test.name_range.start)
             .copied();
-        let module = match own {
-            Some(function) => self.functions[function].module,
-            None => self.innermost_module(&test.range),
+        let module = match function {
+            Some(function) => own.functions[function].module,
+            None => innermost_module(own, &test.range),
         };
         let mut roots = Vec::new();
-        if let Some(function) = own {
-            for request in &self.functions[function].requests {
-                roots.extend(self.fixture(request, module));
+        if let Some(function) = function {
+            for request in &own.functions[function].requests {
+                roots.extend(self.fixture(request, (0, module)));
             }
         }
-        self.helpers(&test.range, &mut roots);
-        breadth_first(self, own, roots)
-    }
-
-    fn innermost_module(&self, range: &Range<usize>) -> usize {
-        let modules = self.modules.iter().enumerate();
-        let around = modules.filter(|(_, module)| contains(&module.range, range));
-        around
-            .max_by_key(|(_, module)| module.range.start)
-            .map_or(0, |(index, _)| index)
+        self.helpers(0, &test.range, &mut roots);
+        breadth_first(self, function.map(|function| (0, function)), roots)
     }
 
     /// The `#[fixture]` called `name`, seen from `module` and the modules around it.
-    fn fixture(&self, name: &str, module: usize) -> Option<Step<usize>> {
-        let fixtures = self
-            .free_functions(name, module)
-            .into_iter()
-            .filter(|&function| self.functions[function].fixture);
-        fixtures
-            .map(|key| Step {
-                key,
-                kind: ContextKind::Fixture,
-                anchor: None,
-            })
-            .next()
+    fn fixture(&self, name: &'s str, module: ModuleId) -> Option<Step<Key>> {
+        let fixtures = self.visible_functions(name, module).into_iter();
+        let mut fixtures =
+            fixtures.filter(|&(file, function)| self.files[file].functions[function].fixture);
+        fixtures.next().map(|key| Step {
+            key,
+            kind: ContextKind::Fixture,
+            anchor: None,
+        })
     }
 
-    /// Appends a helper step for every function of the file that a call in `range` runs.
-    fn helpers(&self, range: &Range<usize>, found: &mut Vec<Step<usize>>) {
-        for call in within(&self.calls, |call| call.at, range) {
-            let called = if call.on_self {
-                self.methods(call.owner, call.path.last().copied().unwrap_or_default())
-            } else {
-                self.resolve_path(&call.path, call.module, call.owner)
+    /// Appends a helper step for every function that a call in `range` of `file` runs.
+    fn helpers(&self, file: usize, range: &Range<usize>, found: &mut Vec<Step<Key>>) {
+        let body = self.files[file].body();
+        for call in within(&body.calls, |call| call.at, range) {
+            let name = call.path.last().copied().unwrap_or_default();
+            let called = match call.on {
+                On::Path => self.called(&call.path, (file, call.module), call.owner),
+                On::SelfValue => self.methods(file, call.owner, name),
+                On::Local(local) => {
+                    // The last `let` of that name before the call, in the same unit.
+                    let bindings = within(&body.bindings, |binding| binding.at, range);
+                    let binding = bindings
+                        .iter()
+                        .rev()
+                        .find(|binding| binding.at < call.at && binding.name == local);
+                    binding.map_or_else(Vec::new, |binding| {
+                        let module = (file, call.module);
+                        self.method_of(&binding.type_path, name, module, call.owner)
+                    })
+                }
             };
             let anchor = Some(Anchor {
                 at: call.at,
@@ -107,131 +121,49 @@ impl RustFile<'_> {
             }));
         }
     }
-
-    /// The functions a call path names, from a call in `module` (inside an `impl` of `owner`).
-    fn resolve_path(&self, path: &[&str], module: usize, owner: Option<&str>) -> Vec<usize> {
-        let Some((&name, qualifiers)) = path.split_last() else {
-            return Vec::new();
-        };
-        match qualifiers {
-            [] => self.free_functions(name, module),
-            ["Self"] => self.methods(owner, name),
-            _ => {
-                let (mut current, rest, search_up) = match qualifiers {
-                    ["self", rest @ ..] => (Some(module), rest, false),
-                    ["crate", ..] => return Vec::new(),
-                    _ => (Some(module), qualifiers, true),
-                };
-                let mut rest = rest;
-                while let Some((&"super", tail)) = rest.split_first() {
-                    current = current.and_then(|module| self.modules[module].parent);
-                    rest = tail;
-                }
-                let Some(mut current) = current else {
-                    return Vec::new();
-                };
-                for (position, segment) in rest.iter().enumerate() {
-                    let child = if position == 0 && search_up {
-                        self.module_visible(segment, current)
-                    } else {
-                        self.child_module(segment, current)
-                    };
-                    match child {
-                        Some(child) => current = child,
-                        // `Type::function` for a type with an `impl` in the file.
-                        None if position + 1 == rest.len() => {
-                            return self.methods(Some(segment), name);
-                        }
-                        None => return Vec::new(),
-                    }
-                }
-                self.in_module(name, current)
-            }
-        }
-    }
-
-    /// Functions called `name` outside `impl` blocks of the nearest module from `module` up
-    /// (tests modules usually `use super::*`) that has any.
-    fn free_functions(&self, name: &str, module: usize) -> Vec<usize> {
-        let mut current = Some(module);
-        while let Some(module) = current {
-            let found = self.in_module(name, module);
-            if !found.is_empty() {
-                return found;
-            }
-            current = self.modules[module].parent;
-        }
-        Vec::new()
-    }
-
-    fn in_module(&self, name: &str, module: usize) -> Vec<usize> {
-        let candidates = self
-            .functions_by_name
-            .get(name)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        candidates
-            .iter()
-            .copied()
-            .filter(|&function| {
-                self.functions[function].module == module
-                    && self.functions[function].owner.is_none()
-            })
-            .collect()
-    }
-
-    fn methods(&self, owner: Option<&str>, name: &str) -> Vec<usize> {
-        let candidates = self
-            .functions_by_name
-            .get(name)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        candidates
-            .iter()
-            .copied()
-            .filter(|&function| owner.is_some() && self.functions[function].owner == owner)
-            .collect()
-    }
-
-    fn child_module(&self, name: &str, parent: usize) -> Option<usize> {
-        (1..self.modules.len()).find(|&module| {
-            self.modules[module].parent == Some(parent) && self.modules[module].name == name
-        })
-    }
-
-    /// A module called `name` that a path written in `module` can start with: a child of it or of
-    /// a module around it.
-    fn module_visible(&self, name: &str, module: usize) -> Option<usize> {
-        let mut current = Some(module);
-        while let Some(module) = current {
-            if let Some(child) = self.child_module(name, module) {
-                return Some(child);
-            }
-            current = self.modules[module].parent;
-        }
-        None
-    }
 }
 
-impl Graph for RustFile<'_> {
-    type Key = usize;
+/// The path of the tests' file, as their ids begin with it (`tests/it.rs::module::test`, see
+/// [`TestMethod::id`]); callers give the same path to extraction and to [`wanted`]. Empty
+/// without tests or when the id does not start with a `.rs` path.
+fn tests_path(tests: &[TestMethod]) -> String {
+    let path = tests.first().and_then(|test| test.id.split("::").next());
+    path.filter(|path| path.ends_with(".rs"))
+        .unwrap_or_default()
+        .to_owned()
+}
 
-    fn locate(&self, key: usize) -> (Option<usize>, &str, Range<usize>) {
-        let function = &self.functions[key];
-        (None, function.name, function.range.clone())
+fn innermost_module(file: &RustFile, range: &Range<usize>) -> usize {
+    let modules = file.modules.iter().enumerate();
+    let around = modules.filter(|(_, module)| contains(&module.range, range));
+    around
+        .max_by_key(|(_, module)| module.range.start)
+        .map_or(0, |(index, _)| index)
+}
+
+impl Graph for RustContext<'_> {
+    type Key = Key;
+
+    fn locate(&self, (file, function): Key) -> (Option<usize>, &str, Range<usize>) {
+        let function = &self.files[file].functions[function];
+        (file.checked_sub(1), function.name, function.range.clone())
     }
 
-    fn is_test(&self, key: usize) -> bool {
-        self.test_name_starts
-            .contains(&self.functions[key].name_start)
+    fn is_test(&self, (file, function): Key) -> bool {
+        let own = &self.files[0];
+        file == 0
+            && own
+                .test_name_starts
+                .contains(&own.functions[function].name_start)
     }
 
-    fn runs(&self, step: Step<usize>, found: &mut Vec<Step<usize>>) {
-        let function = &self.functions[step.key];
-        self.helpers(&function.range, found);
+    fn runs(&self, step: Step<Key>, found: &mut Vec<Step<Key>>) {
+        let (file, function) = step.key;
+        let function = &self.files[file].functions[function];
+        self.helpers(file, &function.range, found);
         if step.kind == ContextKind::Fixture {
             for request in &function.requests {
-                found.extend(self.fixture(request, function.module));
+                found.extend(self.fixture(request, (file, function.module)));
             }
         }
     }
@@ -263,13 +195,25 @@ mod tests {
     }
 
     #[test]
-    fn calls_inside_macros_count_but_macro_names_and_methods_on_values_do_not() {
+    fn calls_inside_macros_count_but_macro_names_and_methods_of_unknown_types_do_not() {
         let source = "fn compute() -> u8 { 1 }\nfn check() -> bool { true }\n\
                       #[test]\nfn t() {\n    assert_eq!(compute(), 1);\n    assert!(check());\n    \
                       assert!(value.check());\n    vec![format!(\"{}\", compute())];\n}\n";
         assert_eq!(
             units_of(source, "t"),
             ["Helper compute 1", "Helper check 1"]
+        );
+    }
+
+    #[test]
+    fn a_method_on_a_local_whose_let_tells_its_type_is_that_type_s_method() {
+        let source = "struct Server;\nimpl Server {\n    fn start() -> Server { Server }\n    fn stop(&self) {}\n}\n\
+                      struct Other;\nimpl Other {\n    fn stop(&self) {}\n    fn halt(&self) {}\n}\n\
+                      #[test]\nfn t() {\n    let server = Server::start();\n    server.stop();\n    \
+                      let other = Other {};\n    assert!(other.halt() == ());\n    unknown.stop();\n}\n";
+        assert_eq!(
+            units_of(source, "t"),
+            ["Helper start 1", "Helper stop 1", "Helper halt 1"]
         );
     }
 
