@@ -10,8 +10,10 @@ mod others;
 mod resolve;
 #[cfg(test)]
 mod tests;
+mod wanted;
 
 pub(super) use self::definitions::walked_kinds;
+pub(super) use self::wanted::wanted;
 
 use self::definitions::JavaFile;
 use self::others::Elsewhere;
@@ -46,10 +48,4 @@ impl<'s> JavaContext<'s> {
     pub(super) fn units(&self, test: &TestMethod) -> Vec<ContextUnit> {
         TestGraph::new(self, test).context(test)
     }
-}
-
-/// What the Java `file` uses that other files may define ([`super::Wanted`]).
-pub(super) fn wanted(file: SourceFile) -> Vec<super::Wanted> {
-    let _ = file;
-    Vec::new()
 }

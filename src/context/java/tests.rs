@@ -1,7 +1,7 @@
 //! The context of Java tests: in their own file, and across the files of the workspace.
 
 use crate::context::tests::units_by_test;
-use crate::context::{ContextUnit, Resolver, SourceFile};
+use crate::context::{ContextUnit, Resolver, SourceFile, Wanted};
 use crate::extract::{extract_tests_from_tree, parse};
 use crate::language::Language;
 
@@ -72,6 +72,22 @@ fn units_with(source: &str, others: &[&str], test: &str) -> Vec<String> {
     context_with(source, others, test)
         .iter()
         .map(describe)
+        .collect()
+}
+
+fn wanted_types(source: &str) -> Vec<String> {
+    let tree = parse(Language::Java, source, None).expect("the grammar loads");
+    let file = SourceFile {
+        source,
+        tree: &tree,
+    };
+    let wanted = crate::context::wanted(Language::Java, "T.java", file);
+    wanted
+        .into_iter()
+        .map(|wanted| match wanted {
+            Wanted::Type(name) => name,
+            other => panic!("a Java file wants classes, not {other:?}"),
+        })
         .collect()
 }
 
@@ -255,6 +271,50 @@ fn broken_and_empty_other_files_give_what_they_hold() {
         units_with(test, &["", broken, "class {", unclosed], "t"),
         ["Helper helper 1 file 1"]
     );
+}
+
+#[test]
+fn wanted_lists_the_classes_a_test_file_uses_and_does_not_declare() {
+    let source = "package org.example.cluster;\n\n\
+                  import java.util.*;\n\n\
+                  class ClusterTest extends ClusterTestBase<Node> {\n  \
+                  private static final Server SERVER = Server.create();\n  \
+                  private final Client client = new Client(SERVER.address());\n  \
+                  private Journal journal;\n  \
+                  private final List<String> names = new ArrayList<>();\n\n  \
+                  @BeforeEach void setUp() { journal = Journals.open(); names.add(\"a\"); }\n\n  \
+                  @Test void replicates() throws Exception {\n    \
+                  Worker worker = new Worker();\n    worker.start();\n    \
+                  var queue = new org.example.Queue<String>();\n    queue.poll();\n    \
+                  Thread.sleep(100);\n    journal.flush();\n    \
+                  String text = \"x\";\n    text.trim();\n    \
+                  Local local = new Local();\n    local.run();\n    \
+                  helper();\n    this.client.send(text);\n    \
+                  Assertions.assertEquals(1, Counters.count(client));\n  }\n\n  \
+                  @ParameterizedTest @MethodSource(\"org.example.Cases#sizes\") void sizes(int n) {}\n\n  \
+                  void helper() { unknown.call(); }\n\n  \
+                  static class Local { void run() {} }\n}\n";
+    assert_eq!(
+        wanted_types(source),
+        [
+            "ClusterTestBase",
+            "Client",
+            "Server",
+            "Journals",
+            "Worker",
+            "Queue",
+            "Journal",
+            "Counters",
+            "Cases",
+        ]
+    );
+}
+
+#[test]
+fn a_file_that_declares_everything_it_uses_wants_nothing() {
+    let source = "class T extends Base {\n  @Test void t() { new Helper().run(); Helper.check(); }\n}\n\
+                  class Base {}\nclass Helper {\n  void run() {}\n  static void check() {}\n}\n";
+    assert!(wanted_types(source).is_empty());
 }
 
 #[test]
