@@ -735,3 +735,151 @@ fn truncated_workspace_files_never_yield_units_outside_their_files() {
         }
     }
 }
+
+/// The test file of the cluster fixture, and the other files it reaches, nearest first, as the
+/// workspace would give them.
+const CLUSTER: &str = "java/cluster/ClusterTest.java";
+const CLUSTER_OTHERS: [&str; 4] = [
+    "java/cluster/ClusterTestBase.java",
+    "java/cluster/Cluster.java",
+    "java/cluster/Worker.java",
+    "java/cluster/Ports.java",
+];
+
+fn cluster_others() -> Vec<Parsed> {
+    CLUSTER_OTHERS
+        .iter()
+        .map(|relative| read(relative).expect("the fixture exists"))
+        .collect()
+}
+
+#[test]
+fn java_context_reaches_base_classes_helpers_and_code_under_test_in_other_files() {
+    let test_file = read(CLUSTER).expect("the fixture exists");
+    let described = describe_with_modules(&test_file, &[], &cluster_others());
+    let leader = units_of(&described, "#electsALeader");
+    assert_eq!(
+        leader,
+        [
+            "  Field cluster (java/cluster/ClusterTestBase.java:9, depth 1)",
+            "  SetUp waitForLeader (java/cluster/ClusterTestBase.java:16, depth 1)",
+            "  TearDown stopCluster (java/cluster/ClusterTestBase.java:21, depth 1)",
+            "  Helper startCluster (java/cluster/ClusterTestBase.java:26, depth 1)",
+            "  Helper Cluster.hasLeader (java/cluster/Cluster.java:18, depth 1)",
+            "  Helper new Cluster (java/cluster/Cluster.java:7, depth 2)",
+            "  Helper Cluster.start (java/cluster/Cluster.java:11, depth 2)",
+            "  Helper Cluster.stop (java/cluster/Cluster.java:15, depth 2)",
+            "  Helper Cluster.elect (java/cluster/Cluster.java:22, depth 3)",
+        ],
+        "{described}"
+    );
+    let clients = units_of(&described, "#acceptsClients");
+    for expected in [
+        "  Helper new Worker (java/cluster/Worker.java:6, depth 1)",
+        "  Helper Worker.start (java/cluster/Worker.java:10, depth 1)",
+        "  Helper Ports.awaitOpen (java/cluster/Ports.java:4, depth 1)",
+        "  Helper Cluster.start (java/cluster/Cluster.java:11, depth 2)",
+        "  Helper Ports.isOpen (java/cluster/Ports.java:10, depth 2)",
+    ] {
+        assert!(clients.contains(&expected), "{expected}: {described}");
+    }
+    // `@BeforeAll` runs once for the class, in the base class as in the test's.
+    assert!(!described.contains("downloadImages"), "{described}");
+}
+
+#[test]
+fn evidence_names_the_other_file_where_a_test_s_context_waits_and_starts_threads() {
+    let test_file = read(CLUSTER).expect("the fixture exists");
+    let others: Vec<std::sync::Arc<ParsedFile>> = CLUSTER_OTHERS
+        .iter()
+        .map(|relative| {
+            let parsed = read(relative).expect("the fixture exists");
+            let file = ParsedFile::new(Language::Java, parsed.path, parsed.source);
+            std::sync::Arc::new(file.expect("the Java grammar loads"))
+        })
+        .collect();
+    let tests =
+        extract_tests_from_tree(Language::Java, CLUSTER, &test_file.source, &test_file.tree).tests;
+    let file = SourceTree::new(Language::Java, CLUSTER, &test_file.source, &test_file.tree);
+    let signals = signals_of(&file, &[], &others, &tests);
+    let evidence: Vec<String> = signals[0]
+        .risks
+        .iter()
+        .map(|hit| format!("{} {}", hit.text, hit.whereabouts()))
+        .collect();
+    assert_eq!(
+        evidence,
+        [
+            "Thread.sleep(500) in set-up `waitForLeader` (java/cluster/ClusterTestBase.java:18)",
+            "new Thread(this::elect) in helper `Cluster.start` (java/cluster/Cluster.java:12)",
+        ]
+    );
+}
+
+#[test]
+fn a_java_file_wants_the_classes_its_code_uses_from_other_files() {
+    let types = |relative: &str| -> Vec<String> {
+        let parsed = read(relative).expect("the fixture exists");
+        let file = SourceFile {
+            source: &parsed.source,
+            tree: &parsed.tree,
+        };
+        let found = wanted(Language::Java, relative, file);
+        found
+            .into_iter()
+            .map(|one| match one {
+                Wanted::Type(name) => name,
+                other => panic!("a Java file wants classes, not {other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(types(CLUSTER), ["ClusterTestBase", "Worker", "Ports"]);
+    // A method's calls count whether a test runs it or not (`@BeforeAll` runs once for all).
+    assert_eq!(types(CLUSTER_OTHERS[0]), ["Cluster", "Images"]);
+    assert_eq!(types(CLUSTER_OTHERS[2]), ["Cluster"]);
+    assert!(types(CLUSTER_OTHERS[3]).is_empty());
+}
+
+#[test]
+fn truncated_other_files_never_yield_units_outside_their_files() {
+    let test_file = read(CLUSTER).expect("the fixture exists");
+    let whole = cluster_others();
+    for (at, other) in whole.iter().enumerate() {
+        let bytes = other.source.as_bytes();
+        for end in (0..=bytes.len()).step_by(23) {
+            let (prefix, _) = decode_source(&bytes[..end]);
+            let mut others = cluster_others();
+            others[at] = parse_text(Language::Java, &other.path, prefix);
+            describe_with_modules(&test_file, &[], &others);
+        }
+    }
+}
+
+#[test]
+fn base_classes_that_extend_each_other_across_files_end() {
+    let parsed = |path: &str, source: &str| parse_text(Language::Java, path, source.to_owned());
+    let test_file = parsed(
+        "ATest.java",
+        "class ATest extends B {\n  @BeforeEach void a() {}\n  @Test void t() { b(); }\n}\n",
+    );
+    let others = [
+        parsed(
+            "B.java",
+            "class B extends ATest {\n  void b() { a(); b(); }\n}\n",
+        ),
+        parsed(
+            "C.java",
+            "class ATest extends B {\n  @BeforeEach void c() {}\n}\n",
+        ),
+    ];
+    let described = describe_with_modules(&test_file, &[], &others);
+    assert_eq!(
+        units_of(&described, "#t"),
+        [
+            "  SetUp a (ATest.java:2, depth 1)",
+            "  Helper b (B.java:2, depth 1)",
+            "  SetUp c (C.java:2, depth 1)",
+        ],
+        "{described}"
+    );
+}

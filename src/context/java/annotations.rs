@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::definitions::{Member, ParameterSource};
+use super::members::{Member, ParameterSource};
 use crate::context::ContextKind;
 use crate::context::syntax::{child_of_kind, last_segment, named_children, text, unquote};
 

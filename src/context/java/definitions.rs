@@ -1,4 +1,5 @@
-//! Reads a Java file's classes, their members and the call sites of its code, in one walk.
+//! Reads a Java file's classes, their members, its local variables and the call sites of its
+//! code, in one walk.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -7,11 +8,13 @@ use std::sync::OnceLock;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
-use super::annotations::read_annotations;
-use crate::context::ContextKind;
-use crate::context::syntax::{
-    Kinds, child_of_kind, contains, last_segment, named_children, preorder, text,
+use super::grammar::{Grammar, Kind};
+use super::members::{
+    Member, MemberKind, Variable, base_type_name, class_type_name, declared_variables,
+    index_members, variable_type,
 };
+use crate::context::graph::within;
+use crate::context::syntax::{Kinds, child_of_kind, contains, named_children, preorder, text};
 use crate::extract::TestMethod;
 
 /// A class, interface, enum or record of the file.
@@ -20,36 +23,8 @@ pub(super) struct Class<'s> {
     pub(super) range: Range<usize>,
     pub(super) superclass: Option<&'s str>,
     pub(super) outer: Option<usize>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum MemberKind {
-    Method,
-    Constructor,
-    /// A field declaration with an initialiser, or an initializer block.
-    Field,
-}
-
-/// Where a parameterised test takes its arguments from, as its annotations name it.
-pub(super) enum ParameterSource<'s> {
-    /// `@MethodSource`: a factory method, `Class#method` or plain.
-    Factory(&'s str),
-    /// TestNG `@Test(dataProvider = "x")`.
-    DataProvider(&'s str),
-}
-
-/// A member of a class of the file.
-pub(super) struct Member<'s> {
-    pub(super) kind: MemberKind,
-    pub(super) name: Cow<'s, str>,
-    pub(super) name_start: usize,
-    pub(super) range: Range<usize>,
-    pub(super) class: usize,
-    /// `SetUp` or `TearDown` for life-cycle methods.
-    pub(super) life_cycle: Option<ContextKind>,
-    /// The name a TestNG `@DataProvider` method provides under.
-    pub(super) provides: Option<&'s str>,
-    pub(super) sources: Vec<ParameterSource<'s>>,
+    /// Its fields, static or not, with or without an initialiser.
+    pub(super) fields: Vec<Variable<'s>>,
 }
 
 /// What a call names, before it is resolved.
@@ -58,8 +33,15 @@ pub(super) enum Receiver<'s> {
     Implicit,
     /// `super.foo()`.
     Super,
-    /// `Name.foo()`: a static call when a class of the file is called `Name`.
+    /// `name.foo()`: a method of the variable's class when a variable `name` is in scope, else
+    /// a static method of the class `name`.
     Named(&'s str),
+    /// `this.name.foo()`: a method of the field's class.
+    Field(&'s str),
+    /// `new Name(...).foo()`: a method of the class `Name`.
+    Created(&'s str),
+    /// `new Name(...)`, the call's name being the class's: its constructors and initialisers.
+    New,
 }
 
 pub(super) struct Call<'s> {
@@ -77,9 +59,16 @@ pub(super) struct JavaFile<'s> {
     pub(super) classes: Vec<Class<'s>>,
     pub(super) members: Vec<Member<'s>>,
     pub(super) calls: Vec<Call<'s>>,
+    /// The local variables and resources of the file's code whose type may be a class, by
+    /// position.
+    pub(super) locals: Vec<Variable<'s>>,
     pub(super) methods_by_name: HashMap<&'s str, Vec<usize>>,
-    /// Per class: its members, in source order.
-    pub(super) members_by_class: Vec<Vec<usize>>,
+    /// Per class: the members that run without being called, for each test of the class or
+    /// each object of it (life-cycle methods, constructors, field initialisers), in source
+    /// order. A test's class is read for every test: its other members, the tests, are many.
+    pub(super) set_up_by_class: Vec<Vec<usize>>,
+    /// The TestNG data providers.
+    pub(super) providers: Vec<usize>,
     pub(super) classes_by_name: HashMap<&'s str, usize>,
     /// Per class: the class and its superclasses declared in the file, nearest first.
     pub(super) hierarchies: Vec<Vec<usize>>,
@@ -94,7 +83,9 @@ impl<'s> JavaFile<'s> {
         let mut classes: Vec<Class<'s>> = Vec::new();
         let mut members = Vec::new();
         let mut calls = Vec::new();
+        let mut locals = Vec::new();
         let mut open: Vec<usize> = Vec::new();
+        let grammar = Grammar::of(root);
         preorder(root, walked_kinds(root), |node, cleanup| {
             let range = node.byte_range();
             while open
@@ -103,12 +94,9 @@ impl<'s> JavaFile<'s> {
             {
                 open.pop();
             }
-            match node.kind() {
-                "class_declaration"
-                | "interface_declaration"
-                | "enum_declaration"
-                | "record_declaration" => {
-                    let Some(name) = node.child_by_field_name("name") else {
+            match grammar.kind(node) {
+                Some(Kind::Class) => {
+                    let Some(name) = node.child_by_field_id(grammar.name) else {
                         return;
                     };
                     let superclass = child_of_kind(node, "superclass")
@@ -120,64 +108,61 @@ impl<'s> JavaFile<'s> {
                         range,
                         superclass,
                         outer: open.last().copied(),
+                        fields: Vec::new(),
                     });
                     open.push(class);
                     if let Some(body) = node.child_by_field_name("body") {
-                        index_members(source, body, class, &mut members);
+                        let fields = &mut classes[class].fields;
+                        index_members(source, body, class, &mut members, fields);
                     }
                 }
-                "method_invocation" => {
-                    let Some(name) = node.child_by_field_name("name") else {
-                        return;
-                    };
-                    let receiver = match node.child_by_field_name("object") {
-                        None => Receiver::Implicit,
-                        Some(object) => match object.kind() {
-                            "this" => Receiver::Implicit,
-                            "super" => Receiver::Super,
-                            "identifier" => Receiver::Named(text(source, object)),
-                            _ => return,
-                        },
-                    };
-                    calls.push(Call {
-                        at: name.start_byte(),
-                        name: text(source, name),
-                        receiver,
-                        cleanup,
-                        class: open.last().copied(),
-                    });
+                Some(Kind::LocalVariables) => {
+                    declared_variables(source, node, &mut locals);
                 }
-                "method_reference" => {
-                    // `this::foo` or `Helper::foo`: the method runs when the reference is called.
-                    let parts = named_children(node);
-                    let (Some(object), Some(name)) = (parts.first(), parts.last()) else {
+                Some(Kind::Resource) => {
+                    let (Some(name), Some(declared)) = (
+                        node.child_by_field_id(grammar.name),
+                        node.child_by_field_id(grammar.type_),
+                    ) else {
                         return;
                     };
-                    let receiver = match object.kind() {
-                        "this" => Receiver::Implicit,
-                        "identifier" | "type_identifier" => Receiver::Named(text(source, *object)),
-                        _ => return,
-                    };
-                    if parts.len() == 2 && name.kind() == "identifier" {
-                        calls.push(Call {
+                    let value = node.child_by_field_id(grammar.value);
+                    if let Some(type_name) = variable_type(source, declared, value) {
+                        locals.push(Variable {
+                            name: text(source, name),
+                            type_name,
                             at: name.start_byte(),
-                            name: text(source, *name),
+                        });
+                    }
+                }
+                _ => {
+                    if let Some((at, name, receiver)) = read_call(grammar, source, node) {
+                        calls.push(Call {
+                            at,
+                            name,
                             receiver,
                             cleanup,
                             class: open.last().copied(),
                         });
                     }
                 }
-                _ => {}
             }
         });
         // A chained call's name comes after the calls it is chained on.
         calls.sort_by_key(|call| call.at);
+        // A declaration's variables come before those of lambdas in its initialisers.
+        locals.sort_by_key(|local| local.at);
         let mut methods_by_name: HashMap<&str, Vec<usize>> = HashMap::default();
         let mut member_by_name_start = HashMap::default();
-        let mut members_by_class = vec![Vec::new(); classes.len()];
+        let mut set_up_by_class = vec![Vec::new(); classes.len()];
+        let mut providers = Vec::new();
         for (index, member) in members.iter().enumerate() {
-            members_by_class[member.class].push(index);
+            if member.kind != MemberKind::Method || member.life_cycle.is_some() {
+                set_up_by_class[member.class].push(index);
+            }
+            if member.provides.is_some() {
+                providers.push(index);
+            }
             if member.kind == MemberKind::Method
                 && let Cow::Borrowed(name) = member.name
             {
@@ -217,8 +202,10 @@ impl<'s> JavaFile<'s> {
             classes,
             members,
             calls,
+            locals,
             methods_by_name,
-            members_by_class,
+            set_up_by_class,
+            providers,
             classes_by_name,
             hierarchies,
             scopes,
@@ -228,10 +215,45 @@ impl<'s> JavaFile<'s> {
     }
 }
 
+impl<'s> JavaFile<'s> {
+    /// The methods called `name` declared in one of `classes`.
+    pub(super) fn methods_in(&self, name: &str, classes: &[usize]) -> Vec<usize> {
+        let methods = self.methods_by_name.get(name).map(Vec::as_slice);
+        let methods = methods.unwrap_or_default().iter().copied();
+        methods
+            .filter(|&method| classes.contains(&self.members[method].class))
+            .collect()
+    }
+
+    /// The type of the local variable `name` that code at `at` sees in the code of `range`: the
+    /// nearest declared before it. Blocks are not told apart: in one method, two variables of
+    /// one name usually hold one kind of thing.
+    pub(super) fn local_type(
+        &self,
+        range: &Range<usize>,
+        at: usize,
+        name: &str,
+    ) -> Option<&'s str> {
+        let locals = within(&self.locals, |local| local.at, &(range.start..at));
+        let local = locals.iter().rev().find(|local| local.name == name)?;
+        Some(local.type_name)
+    }
+
+    /// The type of the field `name` of the scope of `class` (its hierarchy and the classes
+    /// around it) in this file, the nearest class's.
+    pub(super) fn field_type(&self, class: usize, name: &str) -> Option<&'s str> {
+        self.scopes[class].iter().find_map(|&class| {
+            let fields = &self.classes[class].fields;
+            let field = fields.iter().find(|field| field.name == name)?;
+            Some(field.type_name)
+        })
+    }
+}
+
 /// How many classes a hierarchy, or a class and the classes around it, holds at most: as deep as
 /// extraction finds tests (32). A file of 20,000 nested classes made every class's scope hold
 /// all the classes around it, cubic in the nesting.
-const MAX_CHAIN: usize = 32;
+pub(super) const MAX_CHAIN: usize = 32;
 
 /// The class, then its superclasses declared in the file, stopping at a cycle or after
 /// [`MAX_CHAIN`] classes.
@@ -251,116 +273,62 @@ fn hierarchy(classes: &[Class], by_name: &HashMap<&str, usize>, class: usize) ->
     chain
 }
 
-/// `Base` from `Base`, `pkg.Base`, `Base<T>` or `Outer.Base<T>`.
-fn base_type_name(type_text: &str) -> &str {
-    last_segment(type_text.split('<').next().unwrap_or(type_text))
-}
-
-/// Appends the members declared directly in a class body: methods and constructors, fields with
-/// an initialiser, initializer blocks. Members of anonymous classes are not the class's own.
-fn index_members<'s>(source: &'s str, body: Node, class: usize, members: &mut Vec<Member<'s>>) {
-    let mut declarations = named_children(body);
-    // An enum's members follow its constants, inside one more node.
-    if let Some(position) = declarations
-        .iter()
-        .position(|node| node.kind() == "enum_body_declarations")
-    {
-        declarations = named_children(declarations[position]);
-    }
-    // Members tree-sitter could not fit stay inside an error node.
-    let declarations = declarations.into_iter().flat_map(|node| match node.kind() {
-        "ERROR" => named_children(node),
-        _ => vec![node],
-    });
-    for node in declarations {
-        let member = |kind, name: Cow<'s, str>, name_start| Member {
-            kind,
-            name,
-            name_start,
-            range: node.byte_range(),
-            class,
-            life_cycle: None,
-            provides: None,
-            sources: Vec::new(),
-        };
-        match node.kind() {
-            "method_declaration" => {
-                let Some(name_node) = node.child_by_field_name("name") else {
-                    continue;
-                };
-                let name = text(source, name_node);
-                let mut method = member(
-                    MemberKind::Method,
-                    Cow::Borrowed(name),
-                    name_node.start_byte(),
-                );
-                read_annotations(source, node, name, &mut method);
-                let parameters = node
-                    .child_by_field_name("parameters")
-                    .map_or(0, |parameters| parameters.named_child_count());
-                if method.life_cycle.is_none() && parameters == 0 {
-                    // JUnit 3 names its life cycle instead of annotating it.
-                    method.life_cycle = match name {
-                        "setUp" => Some(ContextKind::SetUp),
-                        "tearDown" => Some(ContextKind::TearDown),
-                        _ => None,
-                    };
-                }
-                members.push(method);
-            }
-            "constructor_declaration" => {
-                let start = node
-                    .child_by_field_name("name")
-                    .map_or(node.start_byte(), |name| name.start_byte());
-                let name = Cow::Borrowed(
-                    node.child_by_field_name("name")
-                        .map_or("", |name| text(source, name)),
-                );
-                members.push(member(MemberKind::Constructor, name, start));
-            }
-            // A static field or a static initializer runs once for the class, like
-            // `@BeforeAll`: what it starts is shared by every test (see `annotations`).
-            "field_declaration" if is_static(node) => {}
-            "field_declaration" => {
-                let mut cursor = node.walk();
-                let declarators: Vec<Node> = node
-                    .children_by_field_name("declarator", &mut cursor)
-                    .collect();
-                if !declarators
-                    .iter()
-                    .any(|declarator| declarator.child_by_field_name("value").is_some())
-                {
-                    continue;
-                }
-                let names: Vec<&str> = declarators
-                    .iter()
-                    .filter_map(|declarator| declarator.child_by_field_name("name"))
-                    .map(|name| text(source, name))
-                    .collect();
-                let start = declarators
-                    .first()
-                    .map_or(node.start_byte(), Node::start_byte);
-                members.push(member(
-                    MemberKind::Field,
-                    Cow::Owned(names.join(", ")),
-                    start,
-                ));
-            }
-            "block" => {
-                members.push(member(
-                    MemberKind::Field,
-                    Cow::Borrowed("initializer"),
-                    node.start_byte(),
-                ));
-            }
-            _ => {}
+/// Where a call's name starts, the name, and what it is called on: for a method invocation, a
+/// method reference or an object creation (whose name is the class's simple name).
+fn read_call<'s>(
+    grammar: &Grammar,
+    source: &'s str,
+    node: Node,
+) -> Option<(usize, &'s str, Receiver<'s>)> {
+    match grammar.kind(node)? {
+        Kind::MethodInvocation => {
+            let name = node.child_by_field_id(grammar.name)?;
+            let receiver = match node.child_by_field_id(grammar.object) {
+                None => Receiver::Implicit,
+                Some(object) => match grammar.kind(object)? {
+                    Kind::This => Receiver::Implicit,
+                    Kind::Super => Receiver::Super,
+                    Kind::Identifier => Receiver::Named(text(source, object)),
+                    Kind::FieldAccess => {
+                        let this = object.child_by_field_id(grammar.object)?;
+                        let field = object.child_by_field_id(grammar.field)?;
+                        if grammar.kind(this) != Some(Kind::This)
+                            || grammar.kind(field) != Some(Kind::Identifier)
+                        {
+                            return None;
+                        }
+                        Receiver::Field(text(source, field))
+                    }
+                    Kind::ObjectCreation => {
+                        let created = object.child_by_field_id(grammar.type_)?;
+                        Receiver::Created(class_type_name(source, created)?)
+                    }
+                    _ => return None,
+                },
+            };
+            Some((name.start_byte(), text(source, name), receiver))
         }
+        Kind::MethodReference => {
+            // `this::foo` or `Helper::foo`: the method runs when the reference is called.
+            let parts = named_children(node);
+            let (Some(object), Some(name), 2) = (parts.first(), parts.last(), parts.len()) else {
+                return None;
+            };
+            let receiver = match grammar.kind(*object)? {
+                Kind::This => Receiver::Implicit,
+                Kind::Identifier | Kind::TypeIdentifier => Receiver::Named(text(source, *object)),
+                _ => return None,
+            };
+            (grammar.kind(*name) == Some(Kind::Identifier))
+                .then(|| (name.start_byte(), text(source, *name), receiver))
+        }
+        Kind::ObjectCreation => {
+            let created = node.child_by_field_id(grammar.type_)?;
+            let name = class_type_name(source, created)?;
+            Some((created.start_byte(), name, Receiver::New))
+        }
+        _ => None,
     }
-}
-
-fn is_static(declaration: Node) -> bool {
-    child_of_kind(declaration, "modifiers")
-        .is_some_and(|modifiers| child_of_kind(modifiers, "static").is_some())
 }
 
 /// The kinds the walk over the whole file stops at.
@@ -374,6 +342,10 @@ pub(in crate::context) fn walked_kinds(root: Node) -> &'static Kinds {
             "record_declaration",
             "method_invocation",
             "method_reference",
+            "object_creation_expression",
+            // What a call on a variable runs depends on the variable's declared type.
+            "local_variable_declaration",
+            "resource",
         ];
         Kinds::new(&root.language(), &names)
     })
