@@ -159,6 +159,35 @@ pub fn resolver<'a>(
     )
 }
 
+/// The object a call at `at` in `text` is made on: `indexer` for `indexer.start()`, whether `at`
+/// is where the call or its method's name begins; none for `start()`, `this.start()` or
+/// `Indexer.start()` (a class, by its capital).
+fn receiver_at(text: &str, at: usize) -> Option<String> {
+    let is_name = |c: char| c.is_alphanumeric() || c == '_';
+    let forward: String = text
+        .get(at..)?
+        .chars()
+        .take_while(|&c| is_name(c))
+        .collect();
+    let after = text.get(at + forward.len()..)?.trim_start();
+    let name = if !forward.is_empty() && after.starts_with('.') {
+        forward
+    } else {
+        let before = text.get(..at)?.trim_end().strip_suffix('.')?.trim_end();
+        let start = before
+            .char_indices()
+            .rev()
+            .take_while(|&(_, c)| is_name(c))
+            .last()?
+            .0;
+        before[start..].to_string()
+    };
+    let first = name.chars().next()?;
+    let object = (first.is_lowercase() || first == '_')
+        && !matches!(name.as_str(), "this" | "self" | "super");
+    object.then_some(name)
+}
+
 /// The signals of one test of `file` that runs `units` (see [`context::Resolver::context`]);
 /// `conftests` and `modules` are the extra files the units name, in that order.
 pub fn signals_in_context(
@@ -190,6 +219,7 @@ pub fn signals_in_context(
         called_at: None,
         cleanup: false,
         under_test: false,
+        receiver: None,
     }];
     let extras = conftests.iter().chain(modules);
     for unit in units {
@@ -211,6 +241,9 @@ pub fn signals_in_context(
             called_at: unit.anchor.map(|anchor| anchor.at),
             cleanup: unit.anchor.is_some_and(|anchor| anchor.cleanup),
             under_test,
+            receiver: unit
+                .anchor
+                .and_then(|anchor| receiver_at(file.text, anchor.at)),
         });
     }
     let mut signals = signals::detect_regions(file.language, &regions);
@@ -240,4 +273,20 @@ pub fn signals_in_context(
         }
     }
     signals
+}
+
+#[cfg(test)]
+mod tests {
+    use super::receiver_at;
+
+    #[test]
+    fn the_receiver_of_a_call_is_read_from_its_start_or_its_method_name() {
+        let text = "indexer.start(); this.run(); Indexer.run(); go(); self.server.start()";
+        assert_eq!(receiver_at(text, 0).as_deref(), Some("indexer"));
+        assert_eq!(receiver_at(text, 8).as_deref(), Some("indexer"));
+        assert_eq!(receiver_at(text, 22), None, "this");
+        assert_eq!(receiver_at(text, 37), None, "a class");
+        assert_eq!(receiver_at(text, 44), None, "no receiver");
+        assert_eq!(receiver_at(text, 62).as_deref(), Some("server"));
+    }
 }

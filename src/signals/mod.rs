@@ -243,6 +243,9 @@ pub struct Region<'a> {
     /// ([`crate::context::is_test_code`]). Its state is its own to keep: a cache it fills or a
     /// registry it writes is no state the test forgot to restore.
     pub under_test: bool,
+    /// For a method the test calls on an object (`indexer.start()`): the object's name, which
+    /// the test's later code reads to see what the method did (`indexer.isDone()`).
+    pub receiver: Option<String>,
 }
 
 /// What the catalogue finds in a test (the first region) and what it runs (the others,
@@ -331,6 +334,7 @@ pub fn detect(language: Language, code: &str) -> Signals {
                     called_at: None,
                     cleanup: false,
                     under_test: false,
+                    receiver: None,
                 }],
             )
         }

@@ -240,6 +240,7 @@ fn hits_in_context_become_context_features() {
                 called_at: None,
                 cleanup: false,
                 under_test: false,
+                receiver: None,
             },
             Region {
                 scan: &scanned,
@@ -252,6 +253,7 @@ fn hits_in_context_become_context_features() {
                 called_at: None,
                 cleanup: false,
                 under_test: false,
+                receiver: None,
             },
         ],
     );
@@ -277,6 +279,7 @@ fn a_mitigation_in_what_the_test_runs_cancels_the_risks_that_name_it() {
         called_at: None,
         cleanup: false,
         under_test: false,
+        receiver: None,
     };
     let alone = detect_regions(Language::Python, std::slice::from_ref(&test_region));
     assert_eq!(alone.features(), ["randomness"]);
@@ -295,6 +298,7 @@ fn a_mitigation_in_what_the_test_runs_cancels_the_risks_that_name_it() {
                 called_at: None,
                 cleanup: false,
                 under_test: false,
+                receiver: None,
             },
         ],
     );
@@ -390,6 +394,7 @@ fn a_helper_runs_where_the_test_calls_it() {
             called_at: source.find(called),
             cleanup: false,
             under_test: false,
+            receiver: None,
         };
         let regions = vec![
             Region {
@@ -399,6 +404,7 @@ fn a_helper_runs_where_the_test_calls_it() {
                 called_at: None,
                 cleanup: false,
                 under_test: false,
+                receiver: None,
             },
             helper("enable", span("static void enable", "}"), "enable();"),
             helper("disable", span("static void disable", "}"), "disable();"),

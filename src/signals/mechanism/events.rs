@@ -30,6 +30,8 @@ pub(super) struct Event<'a> {
     pub(super) cleanup: bool,
     /// The code is the code under test ([`Region::under_test`]).
     pub(super) under_test: bool,
+    /// The object the test called the code's method on ([`Region::receiver`]).
+    pub(super) receiver: Option<&'a str>,
 }
 
 impl Event<'_> {
@@ -83,6 +85,7 @@ pub(super) fn events<'a>(catalogue: &Catalogue, regions: &'a [Region<'a>]) -> Ve
                 order,
                 cleanup: region.cleanup || hit.traits.flags & CLEANUP != 0,
                 under_test: region.under_test,
+                receiver: region.receiver.as_deref(),
             });
         }
     }

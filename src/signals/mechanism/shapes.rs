@@ -216,7 +216,14 @@ fn linked(start: &Event<'_>, check: &Event<'_>, link: Link) -> bool {
     let names = &start.hit.traits.names;
     match link {
         Link::None => true,
-        Link::Names => names.iter().any(|name| mentions(check, &name.text)),
+        // Work a method started on an object is read through that object (`indexer.start()`
+        // starts it, `indexer.isDone()` reads it), whatever the method's own names are.
+        Link::Names => {
+            names.iter().any(|name| mentions(check, &name.text))
+                || start
+                    .receiver
+                    .is_some_and(|receiver| mentions(check, receiver))
+        }
         Link::Written => names
             .iter()
             .any(|name| name.written && mentions(check, &name.text)),
