@@ -1,6 +1,7 @@
 //! What a test runs besides its own body: set-up and tear-down, field initialisers, fixtures,
-//! parameter sources and the helpers of its file it calls, so that a risk found there counts for
-//! the test and the evidence can say where.
+//! parameter sources and the helpers it calls, in its file and in the other files of the
+//! workspace it reaches ([`wanted`]), so that a risk found there counts for the test and the
+//! evidence can say where.
 //!
 //! The module is pure: callers parse the files (the test's own and, for Python, the `conftest.py`
 //! files that [`conftest_candidates`] names) and get back, per test, the [`ContextUnit`]s it runs.
@@ -53,7 +54,8 @@ pub enum ContextKind {
     /// Where the test's parameters come from: a `@MethodSource` factory, a TestNG
     /// `@DataProvider`, the value a `@pytest.mark.parametrize` names.
     ParameterSource,
-    /// A function or method of the same file that the test, or another unit, calls.
+    /// A function or method that the test, or another unit, calls: of its file, or of another
+    /// file of the workspace (a base class, a helper module, the code under test).
     Helper,
 }
 
