@@ -220,6 +220,7 @@ pub fn signals_in_context(
         cleanup: false,
         under_test: false,
         receiver: None,
+        runs_in: None,
     }];
     let extras = conftests.iter().chain(modules);
     for unit in units {
@@ -238,6 +239,7 @@ pub fn signals_in_context(
                 name: unit.name.clone(),
                 path,
             },
+            runs_in: Some(unit.runs_in.describe()),
             called_at: unit.anchor.map(|anchor| anchor.at),
             cleanup: unit.anchor.is_some_and(|anchor| anchor.cleanup),
             under_test,

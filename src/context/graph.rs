@@ -50,11 +50,14 @@ pub(super) fn breadth_first<G: Graph>(
 ) -> Vec<ContextUnit> {
     let mut seen: HashSet<G::Key> = test.into_iter().collect();
     let mut units = Vec::new();
-    let mut level = roots;
-    let mut next = Vec::new();
+    // Each step with the kind of the unit the test uses directly that it runs within.
+    let mut level: Vec<(Step<G::Key>, ContextKind)> =
+        roots.into_iter().map(|step| (step, step.kind)).collect();
+    let mut next: Vec<(Step<G::Key>, ContextKind)> = Vec::new();
+    let mut found = Vec::new();
     let mut depth: u8 = 1;
     'levels: while !level.is_empty() {
-        for step in level.drain(..) {
+        for (step, runs_in) in level.drain(..) {
             if depth > max_depth(step.kind) || graph.is_test(step.key) || !seen.insert(step.key) {
                 continue;
             }
@@ -69,13 +72,14 @@ pub(super) fn breadth_first<G: Graph>(
                 range,
                 depth,
                 anchor: step.anchor,
+                runs_in,
             });
             // What a unit runs, runs where the unit does.
-            let before = next.len();
-            graph.runs(step, &mut next);
-            for child in &mut next[before..] {
+            graph.runs(step, &mut found);
+            next.extend(found.drain(..).map(|mut child| {
                 child.anchor = step.anchor;
-            }
+                (child, runs_in)
+            }));
         }
         std::mem::swap(&mut level, &mut next);
         depth = depth.saturating_add(1);

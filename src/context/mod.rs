@@ -88,6 +88,10 @@ pub struct ContextUnit {
     pub depth: u8,
     /// For a helper, and what a helper runs: the call in the test that runs it.
     pub anchor: Option<Anchor>,
+    /// The kind of the unit the test uses directly that this one runs within: its own kind for
+    /// such a unit, `SetUp` for a helper a set-up method calls (`super.setup()`), `Helper` for
+    /// one the test's own code calls.
+    pub runs_in: ContextKind,
 }
 
 /// Where in a test's own code a helper runs: the call that runs it (the first, when there are

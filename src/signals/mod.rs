@@ -246,6 +246,10 @@ pub struct Region<'a> {
     /// For a method the test calls on an object (`indexer.start()`): the object's name, which
     /// the test's later code reads to see what the method did (`indexer.isDone()`).
     pub receiver: Option<String>,
+    /// When the region runs, as the kind of the unit the test uses directly that it runs within
+    /// ([`crate::context::ContextUnit::runs_in`] described: "set-up", "tear-down", "helper",
+    /// ...): a helper a set-up calls runs before the test. `None`: as its own place says.
+    pub runs_in: Option<&'static str>,
 }
 
 /// What the catalogue finds in a test (the first region) and what it runs (the others,
@@ -335,6 +339,7 @@ pub fn detect(language: Language, code: &str) -> Signals {
                     cleanup: false,
                     under_test: false,
                     receiver: None,
+                    runs_in: None,
                 }],
             )
         }

@@ -241,6 +241,7 @@ fn hits_in_context_become_context_features() {
                 cleanup: false,
                 under_test: false,
                 receiver: None,
+                runs_in: None,
             },
             Region {
                 scan: &scanned,
@@ -254,6 +255,7 @@ fn hits_in_context_become_context_features() {
                 cleanup: false,
                 under_test: false,
                 receiver: None,
+                runs_in: None,
             },
         ],
     );
@@ -280,6 +282,7 @@ fn a_mitigation_in_what_the_test_runs_cancels_the_risks_that_name_it() {
         cleanup: false,
         under_test: false,
         receiver: None,
+        runs_in: None,
     };
     let alone = detect_regions(Language::Python, std::slice::from_ref(&test_region));
     assert_eq!(alone.features(), ["randomness"]);
@@ -299,6 +302,7 @@ fn a_mitigation_in_what_the_test_runs_cancels_the_risks_that_name_it() {
                 cleanup: false,
                 under_test: false,
                 receiver: None,
+                runs_in: None,
             },
         ],
     );
@@ -395,6 +399,7 @@ fn a_helper_runs_where_the_test_calls_it() {
             cleanup: false,
             under_test: false,
             receiver: None,
+            runs_in: None,
         };
         let regions = vec![
             Region {
@@ -405,6 +410,7 @@ fn a_helper_runs_where_the_test_calls_it() {
                 cleanup: false,
                 under_test: false,
                 receiver: None,
+                runs_in: None,
             },
             helper("enable", span("static void enable", "}"), "enable();"),
             helper("disable", span("static void disable", "}"), "disable();"),

@@ -48,9 +48,11 @@ impl Event<'_> {
 pub(super) fn events<'a>(catalogue: &Catalogue, regions: &'a [Region<'a>]) -> Vec<Event<'a>> {
     let mut events = Vec::new();
     for (index, region) in regions.iter().enumerate() {
+        // A unit runs when the unit the test uses directly that it runs within does: a helper
+        // called from a set-up method runs before the test.
         let phase = match &region.place {
             Place::Test => Phase::Test,
-            Place::Context { kind, .. } => match *kind {
+            Place::Context { kind, .. } => match region.runs_in.unwrap_or(kind) {
                 "tear-down" => Phase::After,
                 "helper" => Phase::Test,
                 _ => Phase::Before,
