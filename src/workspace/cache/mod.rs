@@ -286,16 +286,34 @@ pub(super) fn build_key() -> u64 {
 }
 
 fn read_stored(path: &Path) -> Option<Stored> {
-    let bytes = crate::files::read_regular(path, MAX_CACHE_BYTES).ok()?;
-    let payload = bytes.strip_prefix(MAGIC)?;
-    let limit = bincode::config::standard().with_limit::<{ 4 * MAX_CACHE_BYTES as usize }>();
-    let (stored, read) = bincode::serde::decode_from_slice::<Stored, _>(payload, limit).ok()?;
-    (read == payload.len()).then_some(stored)
+    read_cache_file(path, MAGIC)
 }
 
 fn write_stored(base: &Path, path: &Path, stored: &Stored) -> std::io::Result<()> {
-    let mut bytes = MAGIC.to_vec();
-    bincode::serde::encode_into_std_write(stored, &mut bytes, bincode::config::standard())
+    write_cache_file(base, path, MAGIC, stored)
+}
+
+/// A cache file's value, when it starts with `magic` and decodes whole; `None` otherwise.
+pub(super) fn read_cache_file<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    magic: &[u8; 8],
+) -> Option<T> {
+    let bytes = crate::files::read_regular(path, MAX_CACHE_BYTES).ok()?;
+    let payload = bytes.strip_prefix(magic)?;
+    let limit = bincode::config::standard().with_limit::<{ 4 * MAX_CACHE_BYTES as usize }>();
+    let (stored, read) = bincode::serde::decode_from_slice::<T, _>(payload, limit).ok()?;
+    (read == payload.len()).then_some(stored)
+}
+
+/// Writes `value` after `magic` to the cache file at `path`, below `base`, atomically.
+pub(super) fn write_cache_file<T: Serialize>(
+    base: &Path,
+    path: &Path,
+    magic: &[u8; 8],
+    value: &T,
+) -> std::io::Result<()> {
+    let mut bytes = magic.to_vec();
+    bincode::serde::encode_into_std_write(value, &mut bytes, bincode::config::standard())
         .map_err(std::io::Error::other)?;
     crate::files::write::write_atomically(crate::files::write::Place::Below(base), path, &bytes)
 }

@@ -20,8 +20,6 @@ use crate::files;
 use crate::language::Language;
 
 const MAGIC: &[u8; 8] = b"FLKSYMB1";
-/// No symbol cache comes near this; a larger file is not read.
-const MAX_CACHE_BYTES: u64 = 256 << 20;
 
 /// What a file's definitions were read from: its length and modification time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,18 +246,11 @@ fn read_definitions(path: &Path) -> Option<Vec<Definition>> {
 }
 
 fn read_stored(path: &Path) -> Option<Stored> {
-    let bytes = files::read_regular(path, MAX_CACHE_BYTES).ok()?;
-    let payload = bytes.strip_prefix(MAGIC)?;
-    let limit = bincode::config::standard().with_limit::<{ 4 * MAX_CACHE_BYTES as usize }>();
-    let (stored, read) = bincode::serde::decode_from_slice::<Stored, _>(payload, limit).ok()?;
-    (read == payload.len()).then_some(stored)
+    cache::read_cache_file(path, MAGIC)
 }
 
 fn write_stored(base: &Path, path: &Path, stored: &Stored) -> std::io::Result<()> {
-    let mut bytes = MAGIC.to_vec();
-    bincode::serde::encode_into_std_write(stored, &mut bytes, bincode::config::standard())
-        .map_err(std::io::Error::other)?;
-    files::write::write_atomically(files::write::Place::Below(base), path, &bytes)
+    cache::write_cache_file(base, path, MAGIC, stored)
 }
 
 #[cfg(test)]
