@@ -452,16 +452,22 @@ fn describe_across(relative: &str) -> String {
 
 /// [`describe`] with `modules`, the other files the test file reaches, after its conftest files.
 fn describe_with_modules(test_file: &Parsed, conftests: &[Parsed], modules: &[Parsed]) -> String {
+    describe_units(test_file, conftests, modules, false)
+}
+
+/// Per test of `test_file`: its id, then each unit as `kind name (file:line, depth n)`, resolved
+/// with `conftests` and the other files `modules`; with `say_none`, "(nothing else)" for a test
+/// that runs no unit.
+fn describe_units(
+    test_file: &Parsed,
+    conftests: &[Parsed],
+    modules: &[Parsed],
+    say_none: bool,
+) -> String {
     let relative = test_file.path.as_str();
     let language = Language::from_path(Path::new(relative)).expect("a known extension");
     let tests =
         extract_tests_from_tree(language, relative, &test_file.source, &test_file.tree).tests;
-    fn source_file(parsed: &Parsed) -> SourceFile<'_> {
-        SourceFile {
-            source: &parsed.source,
-            tree: &parsed.tree,
-        }
-    }
     let conftest_files: Vec<SourceFile> = conftests.iter().map(source_file).collect();
     let module_files: Vec<(&str, SourceFile)> = modules
         .iter()
@@ -484,6 +490,9 @@ fn describe_with_modules(test_file: &Parsed, conftests: &[Parsed], modules: &[Pa
         let units = resolver.context(test);
         assert_consistent(test_file, &extras, &test.range, &units);
         let _ = writeln!(text, "{}", test.id);
+        if say_none && units.is_empty() {
+            let _ = writeln!(text, "  (nothing else)");
+        }
         for unit in &units {
             let unit_file = unit.file.map_or(test_file, |index| &extras[index]);
             let _ = writeln!(
@@ -657,49 +666,10 @@ fn source_file(parsed: &Parsed) -> SourceFile<'_> {
     }
 }
 
-/// Per test of `test_file`: its id, then each unit as `kind name (file:line, depth n)`, with
-/// the other files it reaches.
+/// Per test of `test_file`: its id, then each unit, with the other files it reaches
+/// ([`describe_units`], saying when a test runs nothing else).
 fn describe_with_others(test_file: &Parsed, others: &[Parsed]) -> String {
-    let tests = extract_tests_from_tree(
-        Language::Rust,
-        &test_file.path,
-        &test_file.source,
-        &test_file.tree,
-    )
-    .tests;
-    let other_files: Vec<(&str, SourceFile)> = others
-        .iter()
-        .map(|other| (other.path.as_str(), source_file(other)))
-        .collect();
-    let resolver = Resolver::new(
-        Language::Rust,
-        source_file(test_file),
-        &[],
-        &other_files,
-        &tests,
-    );
-    let mut text = String::new();
-    for test in &tests {
-        let units = resolver.context(test);
-        assert_consistent(test_file, others, &test.range, &units);
-        let _ = writeln!(text, "{}", test.id);
-        if units.is_empty() {
-            let _ = writeln!(text, "  (nothing else)");
-        }
-        for unit in &units {
-            let unit_file = unit.file.map_or(test_file, |index| &others[index]);
-            let _ = writeln!(
-                text,
-                "  {kind:?} {name} ({path}:{line}, depth {depth})",
-                kind = unit.kind,
-                name = unit.name,
-                path = unit_file.path,
-                line = line_of(&unit_file.source, unit.range.start),
-                depth = unit.depth,
-            );
-        }
-    }
-    text
+    describe_units(test_file, &[], others, true)
 }
 
 #[test]
