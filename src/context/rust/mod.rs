@@ -124,7 +124,7 @@ impl<'s> RustContext<'s> {
 }
 
 /// The path of the tests' file, as their ids begin with it (`tests/it.rs::module::test`, see
-/// [`TestMethod::id`]); callers give the same path to extraction and to [`wanted`]. Empty
+/// [`TestMethod::id`]); callers give the same path to extraction and to [`wanted()`]. Empty
 /// without tests or when the id does not start with a `.rs` path.
 fn tests_path(tests: &[TestMethod]) -> String {
     let path = tests.first().and_then(|test| test.id.split("::").next());
