@@ -52,6 +52,10 @@ struct SignalView<'a> {
     fix: &'a str,
     /// Mitigations whose presence makes the signal no risk.
     unless: &'a [String],
+    /// For a mechanism: what the test expects that makes it no risk, counted in the test's own
+    /// file only.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    expects: &'a [String],
     /// Conditions the signal needs to count.
     requires: &'a [String],
     /// For a mechanism: the entries it is made of, by role (`start`, `wait`, `check`, `write`,
@@ -83,6 +87,7 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
                 why: &entry.why,
                 fix: &entry.fix,
                 unless: &entry.unless,
+                expects: &entry.expects,
                 requires: &[],
                 parts: entry.named_ids().collect(),
                 example: entry.matches.first().map(String::as_str),
@@ -110,6 +115,7 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
                 why: &entry.why,
                 fix: &entry.fix,
                 unless: &entry.unless,
+                expects: &[],
                 requires: &entry.requires,
                 parts: Vec::new(),
                 example: entry.matches.first().map(String::as_str),
@@ -148,7 +154,10 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
                     writeln!(out, "\n  What it matches: {}", view.what)?;
                     if !view.parts.is_empty() {
                         let mut roles: Vec<String> = Vec::new();
-                        let made_of = view.parts.iter().filter(|(role, _)| *role != "unless");
+                        let made_of = view
+                            .parts
+                            .iter()
+                            .filter(|(role, _)| !["unless", "expects"].contains(role));
                         for (role, id) in made_of {
                             match roles.iter_mut().find(|line| line.starts_with(role)) {
                                 Some(line) => line.push_str(&format!(", {id}")),
@@ -160,12 +169,12 @@ pub fn run(args: SignalsArgs) -> Result<ExitCode> {
                     writeln!(out, "\n  Why: {}", view.why)?;
                     writeln!(out, "\n  Fix: {}", view.fix)?;
                     for (rule, ids) in [
-                        ("Not counted", view.unless),
-                        ("Counted only", view.requires),
+                        ("Not counted in a test that also has", view.unless),
+                        ("Not counted in a test whose own file has", view.expects),
+                        ("Counted only in a test that also has", view.requires),
                     ] {
                         if !ids.is_empty() {
-                            let ids = ids.join(", ");
-                            writeln!(out, "\n  {rule} in a test that also has: {ids}")?;
+                            writeln!(out, "\n  {rule}: {}", ids.join(", "))?;
                         }
                     }
                     if let Some(example) = view.example {

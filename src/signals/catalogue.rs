@@ -404,6 +404,7 @@ fn compile_mechanisms(
                 "write" => &mut roles.write,
                 "restore" => &mut roles.restore,
                 "cures" => &mut roles.cures,
+                "expects" => &mut roles.expects,
                 _ => &mut roles.unless,
             };
             list.push(index);

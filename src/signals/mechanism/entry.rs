@@ -81,6 +81,12 @@ pub struct MechanismEntry {
     /// test expects to fire, a mocked transport).
     #[serde(default)]
     pub unless: Vec<String>,
+    /// Entries that make the mechanism no risk where the test's own file writes them: what the
+    /// test itself expects (a timeout it asserts runs out). In another file, a helper or the
+    /// code under test, they are about other work (a server's `Err(e)` arm, a caught
+    /// `TimeoutException` in a client).
+    #[serde(default)]
+    pub expects: Vec<String>,
     #[serde(default)]
     pub link: Link,
     /// For a `single` bound on time: the check counts only when its bound minus the longest
@@ -118,6 +124,7 @@ impl MechanismEntry {
             ("restore", &self.restore),
             ("cures", &self.cures),
             ("unless", &self.unless),
+            ("expects", &self.expects),
         ]
         .into_iter()
         .flat_map(|(field, ids)| ids.iter().map(move |id| (field, id.as_str())))

@@ -91,10 +91,10 @@ pub fn find(catalogue: &'static Catalogue, regions: &[Region<'_>]) -> Vec<Mechan
     let mut found = Vec::new();
     for mechanism in &catalogue.mechanisms {
         let roles = &mechanism.roles;
-        if events
-            .iter()
-            .any(|event| roles.unless.contains(&event.entry))
-        {
+        if events.iter().any(|event| {
+            roles.unless.contains(&event.entry)
+                || (roles.expects.contains(&event.entry) && in_own_file(&regions[event.region]))
+        }) {
             continue;
         }
         let parts = match mechanism.entry.shape {
@@ -125,6 +125,16 @@ pub struct Roles {
     pub restore: Vec<usize>,
     pub cures: Vec<usize>,
     pub unless: Vec<usize>,
+    pub expects: Vec<usize>,
+}
+
+/// The region is written in the test's own file: the test, or its set-up, fixtures and helpers
+/// there.
+fn in_own_file(region: &Region<'_>) -> bool {
+    match &region.place {
+        Place::Test => true,
+        Place::Context { path, .. } => path.is_none() && !region.under_test,
+    }
 }
 
 /// A compiled mechanism: its entry and the catalogue indices of its parts.
