@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
@@ -128,14 +129,13 @@ fn read_repository(language: Language, folder: &Path) -> Result<Repository> {
     // under test from its other files, for the snapshot's tests and for the fixed tests before
     // their fix alike (a fix's folder holds only the files it changed). A snapshot of test files
     // alone reaches only those. The symbols are not cached: a snapshot is read once.
-    let others = workspace::OtherFiles::on_demand(&snapshot, globset::GlobSet::empty(), false);
-    let surroundings =
-        workspace::SurroundingsReader::with_others(&snapshot, std::sync::Arc::new(others));
-    let (paths, _) = files::walk_sources(
-        std::slice::from_ref(&snapshot),
+    let sources = Arc::new(workspace::WorkspaceSources::new(
         &snapshot,
-        &globset::GlobSet::empty(),
-    );
+        globset::GlobSet::empty(),
+    ));
+    let others = workspace::OtherFiles::on_demand(sources.clone(), false);
+    let surroundings = workspace::SurroundingsReader::with_others(&snapshot, Arc::new(others));
+    let paths = sources.paths();
     let read: Vec<Vec<RepositoryTest>> = paths
         .par_iter()
         .filter(|path| Language::from_path(path) == Some(language))

@@ -195,7 +195,12 @@ pub fn judge(args: &CheckArgs) -> Result<Report> {
     settings.changes = changes;
 
     let progress = Progress::new(targets.len() as u64, started);
-    let others = workspace::OtherFiles::on_demand(&workspace_root, exclude.clone(), !args.no_cache);
+    // One walk of the workspace, shared by the symbols and the signal shares when both need it.
+    let sources = Arc::new(workspace::WorkspaceSources::new(
+        &workspace_root,
+        exclude.clone(),
+    ));
+    let others = workspace::OtherFiles::on_demand(sources.clone(), !args.no_cache);
     let surroundings =
         workspace::SurroundingsReader::with_others(&workspace_root, Arc::new(others));
     let loaded: Vec<Loaded> = files::map_files(targets.iter().collect(), |target| {
@@ -213,7 +218,7 @@ pub fn judge(args: &CheckArgs) -> Result<Report> {
             .reduce(Prevalence::merged)
             .unwrap_or_default()
         } else {
-            workspace::prevalence(&workspace_root, &exclude, !args.no_cache)
+            workspace::prevalence(&sources, !args.no_cache)
         });
     }
     let pairs: Vec<(&Target, Loaded)> = targets.iter().zip(loaded).collect();

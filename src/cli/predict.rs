@@ -122,6 +122,7 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
     let mut prevalences: HashMap<PathBuf, Arc<Prevalence>> = HashMap::new();
     let mut workspaces: HashMap<PathBuf, WorkspaceSettings> = HashMap::new();
     let mut surroundings: HashMap<PathBuf, workspace::SurroundingsReader> = HashMap::new();
+    let mut sources: HashMap<PathBuf, Arc<workspace::WorkspaceSources>> = HashMap::new();
     for path in &args.files {
         let file = match read_source(path) {
             Ok(file) => file,
@@ -156,7 +157,9 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
             Some(reader) => reader,
             None => {
                 let exclude = Config::load(&root)?.exclude_matcher()?;
-                let others = workspace::OtherFiles::on_demand(&root, exclude, !args.no_cache);
+                let walked = Arc::new(workspace::WorkspaceSources::new(&root, exclude));
+                sources.insert(root.clone(), walked.clone());
+                let others = workspace::OtherFiles::on_demand(walked, !args.no_cache);
                 let reader = workspace::SurroundingsReader::with_others(&root, Arc::new(others));
                 surroundings.entry(root.clone()).or_insert(reader)
             }
@@ -168,9 +171,9 @@ pub fn run(args: PredictArgs) -> Result<ExitCode> {
             models.prevalence = match prevalences.get(&root) {
                 Some(prevalence) => prevalence.clone(),
                 None => {
-                    let exclude = Config::load(&root)?.exclude_matcher()?;
-                    let prevalence =
-                        Arc::new(workspace::prevalence(&root, &exclude, !args.no_cache));
+                    // One walk of the workspace with its symbols: its reader was made above.
+                    let walked = &sources[&root];
+                    let prevalence = Arc::new(workspace::prevalence(walked, !args.no_cache));
                     prevalences.insert(root.clone(), prevalence.clone());
                     prevalence
                 }

@@ -11,7 +11,7 @@ use tower_lsp_server::ls_types::{DidSaveTextDocumentParams, MessageType};
 use crate::language::Language;
 use crate::lsp::session::Session;
 use crate::lsp::state::file_path;
-use crate::workspace;
+use crate::workspace::{self, WorkspaceSources};
 
 /// How long the workspace is counted again after the last save of a test file: a "save all", or
 /// a formatter saving a whole tree, is counted once.
@@ -20,8 +20,8 @@ const RECOUNT_AFTER_SAVES: Duration = Duration::from_secs(1);
 /// Counts how common each signal is among the workspace's tests, off the request path, then
 /// judges again the open documents judged without the counts. Until then the shipped models'
 /// priors assume a typical project.
-pub async fn read_workspace_tests(session: &Arc<Session>) {
-    let changed = count_workspace_tests(session, true).await;
+pub async fn read_workspace_tests(session: &Arc<Session>, sources: Arc<WorkspaceSources>) {
+    let changed = count_workspace_tests(session, true, Some(sources)).await;
     if changed {
         session.invalidate_predictions();
     }
@@ -68,22 +68,30 @@ pub fn did_save(session: &Arc<Session>, params: &DidSaveTextDocumentParams) {
 
 /// Counts the workspace's tests and, where the shares changed, judges the open documents again.
 async fn recount(session: &Arc<Session>, report_progress: bool) {
-    if count_workspace_tests(session, report_progress).await {
+    if count_workspace_tests(session, report_progress, None).await {
         session.invalidate_predictions();
         crate::lsp::analyze::schedule_all(session);
     }
 }
 
-/// Counts the workspace's signal shares into the session's state; true when they differ from
-/// those counted before, false when they do not, when there is no workspace or when the count
-/// failed (logged).
-async fn count_workspace_tests(session: &Arc<Session>, report_progress: bool) -> bool {
+/// The source files of the session's workspace, to be walked once by whoever first needs them;
+/// `None` without a workspace.
+pub fn workspace_sources(session: &Session) -> Option<Arc<WorkspaceSources>> {
+    let state = session.state();
+    let root = state.root.as_ref()?;
+    Some(Arc::new(WorkspaceSources::new(root, state.exclude.clone())))
+}
+
+/// Counts the workspace's signal shares into the session's state, from `sources` as walked
+/// already or the files on disk now; true when they differ from those counted before, false
+/// when they do not, when there is no workspace or when the count failed (logged).
+async fn count_workspace_tests(
+    session: &Arc<Session>,
+    report_progress: bool,
+    sources: Option<Arc<WorkspaceSources>>,
+) -> bool {
     let _counting = session.counting.lock().await;
-    let (root, exclude) = {
-        let state = session.state();
-        (state.root.clone(), state.exclude.clone())
-    };
-    let Some(root) = root else {
+    let Some(sources) = sources.or_else(|| workspace_sources(session)) else {
         return false;
     };
     let progress = if report_progress {
@@ -97,7 +105,7 @@ async fn count_workspace_tests(session: &Arc<Session>, report_progress: bool) ->
     let counted = tokio::task::spawn_blocking(move || {
         // On threads of its own: on rayon's shared pool the count would queue an open
         // document's judging (which runs there too) behind the whole workspace.
-        let count = || workspace::prevalence(&root, &exclude, true);
+        let count = || workspace::prevalence(&sources, true);
         match rayon::ThreadPoolBuilder::new()
             .thread_name(|n| format!("flakesense-count-{n}"))
             .build()

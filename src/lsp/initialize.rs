@@ -137,8 +137,11 @@ pub fn initialized(session: &Arc<Session>) {
         session.set_ready();
         // The symbols first: a test opened now is judged with its base classes and helpers as
         // soon as they are known; the counts only weigh its signals.
-        crate::lsp::symbols::read_workspace_symbols(&session).await;
-        read_workspace_tests(&session).await;
+        // One walk of the workspace for both.
+        if let Some(sources) = crate::lsp::counting::workspace_sources(&session) {
+            crate::lsp::symbols::read_workspace_symbols(&session, sources.clone()).await;
+            read_workspace_tests(&session, sources).await;
+        }
         // Only a workspace with Python tests has surroundings to watch: a client may watch every
         // directory of the project for a glob (eglot does), which a Java or Rust project should
         // not pay for.

@@ -14,7 +14,7 @@ use crate::language::Language;
 use crate::lsp::analyze;
 use crate::lsp::session::Session;
 use crate::lsp::state::file_path;
-use crate::workspace::{self, OtherFiles};
+use crate::workspace::{self, OtherFiles, WorkspaceSources};
 
 /// Where the other files of the session's workspace are found, when it has one.
 fn others(session: &Session) -> Option<Arc<OtherFiles>> {
@@ -22,18 +22,15 @@ fn others(session: &Session) -> Option<Arc<OtherFiles>> {
     state.surroundings.as_ref()?.others().cloned()
 }
 
-/// Reads the workspace's symbols off the request path, then judges again the open documents
-/// judged without them that looked a name up: their tests may reach base classes and helpers
-/// only the symbols can find.
-pub async fn read_workspace_symbols(session: &Arc<Session>) {
+/// Reads the symbols of the workspace's `sources` off the request path, then judges again the
+/// open documents judged without them that looked a name up: their tests may reach base classes
+/// and helpers only the symbols can find.
+pub async fn read_workspace_symbols(session: &Arc<Session>, sources: Arc<WorkspaceSources>) {
     let Some(others) = others(session) else {
         return;
     };
-    let exclude = session.state().exclude.clone();
     let started = std::time::Instant::now();
-    let root = others.root().to_path_buf();
-    let read =
-        tokio::task::spawn_blocking(move || OtherFiles::read_symbols(&root, &exclude, true)).await;
+    let read = tokio::task::spawn_blocking(move || OtherFiles::read_symbols(&sources, true)).await;
     match read {
         Ok(symbols) => {
             session

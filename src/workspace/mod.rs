@@ -5,10 +5,12 @@
 
 pub mod cache;
 mod others;
+mod sources;
 mod surroundings;
 pub mod symbols;
 
 pub use others::OtherFiles;
+pub use sources::WorkspaceSources;
 pub use surroundings::{SurroundingsReader, discovery, surroundings_file_names};
 
 use std::path::{Path, PathBuf};
@@ -55,14 +57,15 @@ pub fn find_root(start: &Path) -> PathBuf {
 /// precise enough, and reading them stays a matter of seconds.
 const MAX_COUNTED_FILES: usize = 5_000;
 
-/// How common each signal is among the tests of the workspace at `root` (files matching
-/// `exclude` left out, and Python files pytest would not collect): what a shipped model's prior
-/// weighs signals by. Files that cannot be read are passed over; whoever judges them reports why.
+/// How common each signal is among the tests of a workspace's `sources` (Python files pytest
+/// would not collect left out): what a shipped model's prior weighs signals by. Files that
+/// cannot be read are passed over; whoever judges them reports why.
 ///
 /// With `use_cache`, the counts of files unchanged since the last run come from the workspace's
 /// cache ([`cache`]), and the cache is written back with this run's counts.
-pub fn prevalence(root: &Path, exclude: &globset::GlobSet, use_cache: bool) -> Prevalence {
-    let (paths, _) = files::walk_sources(&[root.to_path_buf()], root, exclude);
+pub fn prevalence(sources: &WorkspaceSources, use_cache: bool) -> Prevalence {
+    let root = sources.root();
+    let paths = sources.paths();
     let surroundings = SurroundingsReader::new(root);
     let stride = paths.len().div_ceil(MAX_COUNTED_FILES).max(1);
     let sample: Vec<&PathBuf> = paths.iter().step_by(stride).collect();

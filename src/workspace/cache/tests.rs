@@ -1,7 +1,13 @@
 //! The signal-share cache: the same counts as without it, whatever changed in between.
 
 use super::*;
-use crate::workspace::prevalence;
+use crate::workspace::{WorkspaceSources, prevalence};
+
+/// The workspace's counts as a run now finds them, with the cache or without it.
+fn shares(root: &Path, use_cache: bool) -> Prevalence {
+    let sources = WorkspaceSources::new(root, globset::GlobSet::empty());
+    prevalence(&sources, use_cache)
+}
 
 const SLEEPS: &str = "class SleepTest {\n    @Test\n    void waits() throws Exception {\n        Thread.sleep(100);\n    }\n}\n";
 const PURE: &str =
@@ -34,13 +40,8 @@ fn write(root: &Path, relative: &str, text: &str) {
 
 /// The counts with the cache (read, then written), checked against a count without it.
 fn counted(root: &Path) -> Prevalence {
-    let exclude = globset::GlobSet::empty();
-    let cached = prevalence(root, &exclude, true);
-    assert_eq!(
-        cached,
-        prevalence(root, &exclude, false),
-        "the cache changed the counts"
-    );
+    let cached = shares(root, true);
+    assert_eq!(cached, shares(root, false), "the cache changed the counts");
     cached
 }
 
@@ -247,13 +248,12 @@ fn a_damaged_cache_is_rebuilt_silently() {
 #[test]
 fn concurrent_runs_leave_a_valid_cache() {
     let root = workspace();
-    let exclude = globset::GlobSet::empty();
-    let expected = prevalence(root.path(), &exclude, false);
+    let expected = shares(root.path(), false);
     std::thread::scope(|scope| {
         for _ in 0..4 {
             scope.spawn(|| {
                 for _ in 0..5 {
-                    assert_eq!(prevalence(root.path(), &exclude, true), expected);
+                    assert_eq!(shares(root.path(), true), expected);
                 }
             });
         }

@@ -11,6 +11,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
+use super::WorkspaceSources;
 use super::symbols::{DefinitionKind, Symbols};
 use crate::analysis::ParsedFile;
 use crate::context::{self, Wanted};
@@ -32,9 +33,9 @@ const MAX_KEPT_FILES: usize = 2_048;
 
 /// How the workspace's symbols are known.
 enum SymbolsState {
-    /// Read on the first lookup that needs them, walking the workspace (`check`), with the
-    /// cache or without it.
-    OnDemand(globset::GlobSet, bool),
+    /// Read on the first lookup that needs them, from the workspace's source files (`check`),
+    /// with the cache or without it.
+    OnDemand(Arc<WorkspaceSources>, bool),
     /// Not known yet: being read in the background (the language server). Lookups by name find
     /// nothing until then; files named by path are still found.
     Pending,
@@ -67,10 +68,11 @@ impl std::fmt::Debug for OtherFiles {
 }
 
 impl OtherFiles {
-    /// Reads the workspace's symbols when a lookup first needs them, from its source files
-    /// outside `exclude`, with the cache when `use_cache` (see [`Symbols::read`]).
-    pub fn on_demand(root: &Path, exclude: globset::GlobSet, use_cache: bool) -> OtherFiles {
-        OtherFiles::with_state(root, SymbolsState::OnDemand(exclude, use_cache))
+    /// Reads the workspace's symbols when a lookup first needs them, from its `sources`, with
+    /// the cache when `use_cache` (see [`Symbols::read`]).
+    pub fn on_demand(sources: Arc<WorkspaceSources>, use_cache: bool) -> OtherFiles {
+        let root = sources.root().to_path_buf();
+        OtherFiles::with_state(&root, SymbolsState::OnDemand(sources, use_cache))
     }
 
     /// Symbols come later, through [`OtherFiles::set_symbols`].
@@ -91,17 +93,14 @@ impl OtherFiles {
         &self.root
     }
 
-    /// The symbols of the workspace's source files outside `exclude`, read now (see
-    /// [`Symbols::read`]) on a thread pool of their own.
+    /// The symbols of the workspace's `sources`, read now (see [`Symbols::read`]) on a thread
+    /// pool of their own.
     ///
     /// Not on rayon's shared pool, whose threads may be waiting for these very symbols (a check
     /// judging files in parallel), nor on the calling thread, which in a rayon worker would take
     /// up other files' work while it waits and could ask for the symbols again.
-    pub fn read_symbols(root: &Path, exclude: &globset::GlobSet, use_cache: bool) -> Symbols {
-        let read = || {
-            let (paths, _) = files::walk_sources(&[root.to_path_buf()], root, exclude);
-            Symbols::read(root, &paths, use_cache)
-        };
+    pub fn read_symbols(sources: &WorkspaceSources, use_cache: bool) -> Symbols {
+        let read = || Symbols::read(sources.root(), sources.paths(), use_cache);
         std::thread::scope(|scope| {
             let reading = scope.spawn(|| {
                 match rayon::ThreadPoolBuilder::new()
@@ -135,8 +134,8 @@ impl OtherFiles {
         match &*state {
             SymbolsState::Known(symbols) => Some(symbols.clone()),
             SymbolsState::Pending => None,
-            SymbolsState::OnDemand(exclude, use_cache) => {
-                let symbols = Arc::new(OtherFiles::read_symbols(&self.root, exclude, *use_cache));
+            SymbolsState::OnDemand(sources, use_cache) => {
+                let symbols = Arc::new(OtherFiles::read_symbols(sources, *use_cache));
                 *state = SymbolsState::Known(symbols.clone());
                 Some(symbols)
             }

@@ -147,7 +147,8 @@ fn a_type_is_found_in_the_nearest_file_that_defines_it() {
         "b/src/test/java/x/Util.java",
         "package x;\nclass Util {}\nclass Base {}\n",
     );
-    let others = OtherFiles::on_demand(root, globset::GlobSet::empty(), false);
+    let sources = WorkspaceSources::new(root, globset::GlobSet::empty());
+    let others = OtherFiles::on_demand(Arc::new(sources), false);
     let wanted = Wanted::Type("Base".into());
     assert_eq!(
         others
