@@ -30,14 +30,20 @@ pub struct Ignores {
     /// The directory relative paths start from.
     current: PathBuf,
     directories: Mutex<HashMap<PathBuf, Arc<Directory>>>,
+    /// Per directory, its own ignore files and those of its ancestors, nearest first: what a
+    /// path in it is matched against, made once per directory instead of once per path.
+    chains: Mutex<HashMap<PathBuf, Chain>>,
     refused: Mutex<Vec<(PathBuf, String)>>,
 }
+
+type Chain = Arc<Vec<Arc<Directory>>>;
 
 impl Ignores {
     pub fn new() -> Ignores {
         Ignores {
             current: std::env::current_dir().unwrap_or_default(),
             directories: Mutex::default(),
+            chains: Mutex::default(),
             refused: Mutex::default(),
         }
     }
@@ -46,11 +52,10 @@ impl Ignores {
     pub fn ignored(&self, path: &Path, is_dir: bool) -> bool {
         // Absolute and without `.` parts, as the matchers' roots are.
         let path: PathBuf = self.current.join(path).components().collect();
-        let chain: Vec<Arc<Directory>> = path
-            .ancestors()
-            .skip(1)
-            .map(|directory| self.directory(directory))
-            .collect();
+        let chain = match path.parent() {
+            Some(parent) => self.chain(parent),
+            None => Chain::default(),
+        };
         let decided = |matched: Match<&ignore::gitignore::Glob>| match matched {
             Match::None => None,
             Match::Ignore(_) => Some(true),
@@ -62,7 +67,7 @@ impl Ignores {
         {
             return ignored;
         }
-        for directory in &chain {
+        for directory in chain.iter() {
             if let Some(ignored) = decided(directory.gitignore.matched(&path, is_dir)) {
                 return ignored;
             }
@@ -76,6 +81,20 @@ impl Ignores {
     /// The ignore files that were not regular files, with what they were instead.
     pub fn take_refused(&self) -> Vec<(PathBuf, String)> {
         std::mem::take(&mut *lock(&self.refused))
+    }
+
+    /// The ignore files of `directory` and its ancestors, nearest first.
+    fn chain(&self, directory: &Path) -> Chain {
+        if let Some(chain) = lock(&self.chains).get(directory) {
+            return chain.clone();
+        }
+        let mut chain = vec![self.directory(directory)];
+        if let Some(parent) = directory.parent() {
+            chain.extend(self.chain(parent).iter().cloned());
+        }
+        let chain = Arc::new(chain);
+        lock(&self.chains).insert(directory.to_path_buf(), chain.clone());
+        chain
     }
 
     fn directory(&self, directory: &Path) -> Arc<Directory> {
