@@ -250,6 +250,10 @@ pub fn signals_in_context(
     }
     let mut signals = signals::detect_regions(file.language, &regions);
     signals.size = signals::size_features(&test.code);
+    // A test switched off (`#[ignore]`, `@Disabled`) runs in no run: no mechanism can fail one.
+    if inherited_from.is_none() && test.switched_off(file.text) {
+        signals.mechanisms.clear();
+    }
     // Evidence in an inherited method names its module: the lines are that file's. The features
     // stay the test's own, as the method is the test.
     if let Some(path) = inherited_from {

@@ -23,6 +23,21 @@ pub struct Marker {
     pub strings: Vec<Range<usize>>,
 }
 
+/// Whether the marker named `name` (as written: `Disabled`, `pytest.mark.skip`, `ignore`)
+/// switches its test off wherever it runs: JUnit's `@Disabled` and `@Ignore`, an unconditional
+/// `skip` (`@pytest.mark.skip`, `@unittest.skip`), Rust's `#[ignore]`. Conditional ones
+/// (`@DisabledOnOs`, `skipif`, `cfg_attr(windows, ignore)`) leave the test running elsewhere,
+/// and `xfail` runs it.
+pub fn switches_off(language: crate::language::Language, name: &str) -> bool {
+    use crate::language::Language;
+    let last = name.rsplit(['.', ':']).next().unwrap_or(name).trim();
+    match language {
+        Language::Java => matches!(last, "Disabled" | "Ignore"),
+        Language::Python => last == "skip",
+        Language::Rust => last == "ignore",
+    }
+}
+
 /// The markers, and the comments of its head, kept for one test, nearest its start first. Real
 /// tests carry a few; a file of megabytes of attributes before one function would otherwise keep
 /// hundreds of thousands.

@@ -67,6 +67,18 @@ pub struct TestMethod {
     pub inherited: Option<Inherited>,
 }
 
+impl TestMethod {
+    /// A marker switches the test off wherever it runs ([`markers::switches_off`]): it never
+    /// runs, so it can fail no run. `source` is the text of the test's file.
+    pub fn switched_off(&self, source: &str) -> bool {
+        self.markers.iter().any(|marker| {
+            source
+                .get(marker.name.clone())
+                .is_some_and(|name| markers::switches_off(self.language, name))
+        })
+    }
+}
+
 /// What extraction found in one file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Extraction {
