@@ -29,9 +29,9 @@ struct Directory {
 pub struct Ignores {
     /// The directory relative paths start from.
     current: PathBuf,
-    directories: Mutex<HashMap<PathBuf, Arc<Directory>>>,
     /// Per directory, its own ignore files and those of its ancestors, nearest first: what a
-    /// path in it is matched against, made once per directory instead of once per path.
+    /// path in it is matched against, each directory's files read once, the chain made once per
+    /// directory instead of once per path.
     chains: Mutex<HashMap<PathBuf, Chain>>,
     refused: Mutex<Vec<(PathBuf, String)>>,
 }
@@ -42,7 +42,6 @@ impl Ignores {
     pub fn new() -> Ignores {
         Ignores {
             current: std::env::current_dir().unwrap_or_default(),
-            directories: Mutex::default(),
             chains: Mutex::default(),
             refused: Mutex::default(),
         }
@@ -98,12 +97,9 @@ impl Ignores {
     }
 
     fn directory(&self, directory: &Path) -> Arc<Directory> {
-        if let Some(read) = lock(&self.directories).get(directory) {
-            return read.clone();
-        }
         let dot_git = directory.join(".git");
         let has_git = dot_git.exists();
-        let read = Arc::new(Directory {
+        Arc::new(Directory {
             ignore: self.matcher(directory, &directory.join(".ignore")),
             gitignore: self.matcher(directory, &directory.join(".gitignore")),
             has_git,
@@ -112,9 +108,7 @@ impl Ignores {
             } else {
                 Gitignore::empty()
             },
-        });
-        lock(&self.directories).insert(directory.to_path_buf(), read.clone());
-        read
+        })
     }
 
     /// The patterns of the ignore file at `file`, for paths below `directory`.

@@ -133,7 +133,7 @@ pub struct Roles {
 fn in_own_file(region: &Region<'_>) -> bool {
     match &region.place {
         Place::Test => true,
-        Place::Context { path, .. } => path.is_none() && !region.under_test,
+        Place::Context { path, .. } => path.is_none(),
     }
 }
 
